@@ -1,0 +1,277 @@
+//! The shape of one `traceEvents` entry as serde reads it, borrowing from the
+//! input buffer wherever the JSON has no escapes. Only the fields some stage
+//! uses are named; everything else is skipped without being built.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, Visitor};
+use serde_json::value::RawValue;
+
+/// One event, as written.
+#[derive(Deserialize)]
+pub(crate) struct RawEvent<'a> {
+    #[serde(borrow, default)]
+    pub ph: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub cat: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub pid: Option<RawTrackId<'a>>,
+    #[serde(borrow, default)]
+    pub tid: Option<RawTrackId<'a>>,
+    #[serde(default)]
+    pub ts: Option<LooseF64>,
+    #[serde(default)]
+    pub dur: Option<LooseF64>,
+    #[serde(default)]
+    pub id: Option<LooseId>,
+    #[serde(borrow, default)]
+    pub args: Option<RawArgs<'a>>,
+}
+
+/// The `args` fields some stage reads.
+#[derive(Deserialize, Default)]
+pub(crate) struct RawArgs<'a> {
+    #[serde(default)]
+    pub correlation: Option<LooseId>,
+    #[serde(rename = "External id", default)]
+    pub external_id: Option<LooseId>,
+    #[serde(rename = "external id", default)]
+    pub external_id_2021: Option<LooseId>,
+    #[serde(rename = "Input Dims", borrow, default)]
+    pub input_dims: Option<&'a RawValue>,
+    #[serde(rename = "Input type", borrow, default)]
+    pub input_type: Option<&'a RawValue>,
+    #[serde(rename = "Input Strides", borrow, default)]
+    pub input_strides: Option<&'a RawValue>,
+    #[serde(rename = "Concrete Inputs", borrow, default)]
+    pub concrete_inputs: Option<&'a RawValue>,
+    #[serde(rename = "Sequence number", default)]
+    pub sequence_number: Option<LooseI64>,
+    #[serde(rename = "Fwd thread id", default)]
+    pub fwd_thread_id: Option<LooseI64>,
+    #[serde(default)]
+    pub device: Option<LooseI64>,
+    #[serde(default)]
+    pub stream: Option<LooseI64>,
+    #[serde(default)]
+    pub bytes: Option<LooseI64>,
+    #[serde(default)]
+    pub grid: Option<LooseDims3>,
+    #[serde(default)]
+    pub block: Option<LooseDims3>,
+    #[serde(rename = "Python id", default)]
+    pub python_id: Option<LooseId>,
+    #[serde(rename = "Python parent id", default)]
+    pub python_parent_id: Option<LooseId>,
+    /// `process_name` / `thread_name` metadata events carry their name here.
+    #[serde(borrow, default)]
+    pub name: Option<Cow<'a, str>>,
+    /// `process_labels` metadata events.
+    #[serde(borrow, default)]
+    pub labels: Option<Cow<'a, str>>,
+}
+
+/// A pid or tid: a number, or a string.
+pub(crate) enum RawTrackId<'a> {
+    Num(i64),
+    Text(Cow<'a, str>),
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for RawTrackId<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct TrackVisitor;
+        impl<'de> Visitor<'de> for TrackVisitor {
+            type Value = RawTrackId<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a number or a string")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(RawTrackId::Num(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(i64::try_from(v).map_or_else(
+                    |_| RawTrackId::Text(Cow::Owned(v.to_string())),
+                    RawTrackId::Num,
+                ))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+                Ok(RawTrackId::Text(Cow::Owned(v.to_string())))
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(RawTrackId::Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(RawTrackId::Text(Cow::Owned(v.to_owned())))
+            }
+        }
+        deserializer.deserialize_any(TrackVisitor)
+    }
+}
+
+/// A timestamp or duration: a number, or a numeric string.
+pub(crate) struct LooseF64(pub f64);
+
+impl<'de> Deserialize<'de> for LooseF64 {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct F64Visitor;
+        impl Visitor<'_> for F64Visitor {
+            type Value = LooseF64;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a number")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(LooseF64(v as f64))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(LooseF64(v as f64))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+                Ok(LooseF64(v))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                v.trim()
+                    .parse()
+                    .map(LooseF64)
+                    .map_err(|_| E::invalid_value(de::Unexpected::Str(v), &self))
+            }
+        }
+        deserializer.deserialize_any(F64Visitor)
+    }
+}
+
+/// An integer argument that some traces write as a string (`"0x0"`, `"2560"`)
+/// or a float; anything unreadable becomes `None` rather than an error, since
+/// these fields are descriptive.
+pub(crate) struct LooseI64(pub Option<i64>);
+
+impl<'de> Deserialize<'de> for LooseI64 {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct I64Visitor;
+        impl Visitor<'_> for I64Visitor {
+            type Value = LooseI64;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an integer")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(LooseI64(Some(v)))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(LooseI64(i64::try_from(v).ok()))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+                Ok(LooseI64(
+                    (v.fract() == 0.0 && v.abs() < 9.0e18).then_some(v as i64),
+                ))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                let v = v.trim();
+                let parsed = match v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+                    Some(hex) => i64::from_str_radix(hex, 16).ok(),
+                    None => v.parse().ok(),
+                };
+                Ok(LooseI64(parsed))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(LooseI64(None))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(LooseI64(None))
+            }
+        }
+        deserializer.deserialize_any(I64Visitor)
+    }
+}
+
+/// An identifier used only for equality (correlation, External id, flow id).
+/// Ids may exceed `i64` (and even `u64`, which serde_json then reads as a
+/// float); each distinct written value maps to a distinct key.
+pub(crate) struct LooseId(pub Option<u64>);
+
+impl<'de> Deserialize<'de> for LooseId {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct IdVisitor;
+        impl Visitor<'_> for IdVisitor {
+            type Value = LooseId;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an id")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(LooseId(Some(v as u64)))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(LooseId(Some(v)))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+                Ok(LooseId(Some(v.to_bits())))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(LooseId(Some(
+                    v.trim().parse().unwrap_or_else(|_| string_key(v)),
+                )))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(LooseId(None))
+            }
+        }
+        deserializer.deserialize_any(IdVisitor)
+    }
+}
+
+/// A stable 64-bit key for a non-numeric id string (FNV-1a).
+fn string_key(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// A launch geometry `[x, y, z]`. Inductor writes `"grid(100,)"` strings on
+/// CPU ops; anything that is not three integers becomes `None`.
+pub(crate) struct LooseDims3(pub Option<[u32; 3]>);
+
+impl<'de> Deserialize<'de> for LooseDims3 {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct DimsVisitor;
+        impl<'de> Visitor<'de> for DimsVisitor {
+            type Value = LooseDims3;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("three integers")
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut dims = [0u32; 3];
+                let mut count = 0;
+                let mut valid = true;
+                while let Some(LooseI64(value)) = seq.next_element::<LooseI64>()? {
+                    match (
+                        dims.get_mut(count),
+                        value.and_then(|v| u32::try_from(v).ok()),
+                    ) {
+                        (Some(slot), Some(v)) => *slot = v,
+                        _ => valid = false,
+                    }
+                    count += 1;
+                }
+                Ok(LooseDims3((valid && count == 3).then_some(dims)))
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(LooseDims3(None))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(LooseDims3(None))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(LooseDims3(None))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(LooseDims3(None))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(LooseDims3(None))
+            }
+        }
+        deserializer.deserialize_any(DimsVisitor)
+    }
+}

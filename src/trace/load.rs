@@ -488,17 +488,18 @@ impl Builder {
     }
 
     fn event(&mut self, raw: RawEvent) {
+        let index = u32::try_from(self.trace.counts.events).unwrap_or(u32::MAX);
         self.trace.counts.events += 1;
         let phase = raw.ph.as_deref().unwrap_or("");
         match phase {
-            "X" => self.timed(raw),
+            "X" => self.timed(raw, index),
             "s" | "f" | "t" => self.flow(raw),
             "M" => self.metadata_event(raw),
             _ => self.trace.counts.skipped += 1,
         }
     }
 
-    fn timed(&mut self, raw: RawEvent) {
+    fn timed(&mut self, raw: RawEvent, index: u32) {
         let (Some(ts), Some(dur)) = (raw.ts.as_ref().map(|t| t.0), raw.dur.as_ref().map(|d| d.0))
         else {
             self.trace.counts.missing_times += 1;
@@ -529,6 +530,7 @@ impl Builder {
             kind,
             correlation,
             external_id,
+            index,
             detail,
         });
     }

@@ -213,6 +213,9 @@ pub struct Event {
     pub correlation: Option<u64>,
     /// `args["External id"]` (`"external id"` in 2021 traces).
     pub external_id: Option<u64>,
+    /// Position in `traceEvents` (metadata and instant events counted), as
+    /// TraceLens numbers events (its `UID`).
+    pub index: u32,
     /// Index into the side table of this kind ([`Trace::op_args`] for CPU ops,
     /// [`Trace::gpu_args`] for GPU work, [`Trace::python_args`] for Python
     /// frames), or [`NO_DETAIL`].
@@ -227,7 +230,7 @@ impl Event {
 }
 
 /// The shape arguments of a CPU op, each kept as its raw JSON text (interned).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct OpArgs {
     /// `Input Dims`, e.g. `[[1, 512], []]`.
     pub input_dims: Option<Sym>,

@@ -1,0 +1,252 @@
+//! Command-line surface: clap definitions, dispatch, output files, exit codes.
+//!
+//! Exit codes: 0 ok, 2 bad usage or unreadable input, 3 internal error
+//! (a bug: please report it). `check` will add 1 for a failed gate.
+
+use std::fs;
+use std::io::{self, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use tracegate::analyse::{self, Profile};
+use tracegate::report;
+use tracegate::trace::{self, Trace};
+use tracegate::tree;
+
+/// Stops GPU performance regressions before they merge: reads PyTorch profiler
+/// traces (Kineto JSON, .json or .json.gz, CUDA and ROCm) and says where GPU time goes.
+#[derive(Debug, Parser)]
+#[command(name = "tracegate", version, about, max_term_width = 100)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Analyse one trace: GPU timeline, op categories, top ops and kernels, anomalies.
+    Report(ReportArgs),
+}
+
+/// Output formats of `report`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Format {
+    /// A readable summary for the terminal.
+    Terminal,
+    /// The versioned JSON document (docs/REPORT.md).
+    Json,
+    /// A Markdown summary.
+    Markdown,
+    /// TraceLens-compatible CSV files (needs --out-dir).
+    Csv,
+}
+
+/// When to colour terminal output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ColorChoice {
+    /// Colour when stdout is a terminal and NO_COLOR is unset.
+    Auto,
+    /// Always colour.
+    Always,
+    /// Never colour.
+    Never,
+}
+
+#[derive(Debug, clap::Args)]
+struct ReportArgs {
+    /// The trace: Kineto JSON, plain or gzip-compressed (detected from the bytes).
+    trace: PathBuf,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Terminal)]
+    format: Format,
+
+    /// Directory for the CSV files (required with --format csv; created if missing).
+    #[arg(long, value_name = "DIR")]
+    out_dir: Option<PathBuf>,
+
+    /// Write the json, markdown or terminal output to this file instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+
+    /// How many ops and kernels the terminal and Markdown summaries list.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    top: usize,
+
+    /// Colour the terminal summary.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    color: ColorChoice,
+
+    /// No progress bar, even on a terminal.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+/// A failure with its exit code.
+struct Failure {
+    code: u8,
+    message: String,
+}
+
+impl Failure {
+    fn input(message: impl Into<String>) -> Failure {
+        Failure {
+            code: 2,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<tracegate::error::LoadError> for Failure {
+    fn from(error: tracegate::error::LoadError) -> Failure {
+        Failure::input(error.to_string())
+    }
+}
+
+/// Parses the command line and runs it.
+pub fn run() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            let _ = error.print();
+            return ExitCode::from(if error.use_stderr() { 2 } else { 0 });
+        }
+    };
+    let outcome = std::panic::catch_unwind(|| dispatch(cli));
+    match outcome {
+        Ok(Ok(())) => ExitCode::SUCCESS,
+        Ok(Err(failure)) => {
+            eprintln!("error: {}", failure.message);
+            ExitCode::from(failure.code)
+        }
+        Err(_) => {
+            eprintln!(
+                "error: internal error (a bug in tracegate); please report it with the command line"
+            );
+            ExitCode::from(3)
+        }
+    }
+}
+
+fn dispatch(cli: Cli) -> Result<(), Failure> {
+    match cli.command {
+        Command::Report(args) => report_command(&args),
+    }
+}
+
+fn report_command(args: &ReportArgs) -> Result<(), Failure> {
+    if args.format == Format::Csv && args.out_dir.is_none() {
+        return Err(Failure::input(
+            "--format csv writes several files: give --out-dir DIR",
+        ));
+    }
+    let trace = load_with_progress(&args.trace, args.quiet)?;
+    let tree = tree::link(&trace);
+    let profile = analyse::analyse(&trace, &tree);
+    match args.format {
+        Format::Csv => {
+            let dir = args.out_dir.as_deref().expect("checked above");
+            write_csvs(dir, &profile)?;
+        }
+        Format::Json => emit(args.output.as_deref(), &report::json::render(&profile))?,
+        Format::Markdown => emit(
+            args.output.as_deref(),
+            &report::markdown::render(&profile, args.top),
+        )?,
+        Format::Terminal => {
+            let color = match args.color {
+                ColorChoice::Always => true,
+                ColorChoice::Never => false,
+                ColorChoice::Auto => {
+                    args.output.is_none()
+                        && io::stdout().is_terminal()
+                        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                }
+            };
+            let style = report::terminal::Style {
+                color,
+                width: terminal_width(),
+            };
+            emit(
+                args.output.as_deref(),
+                &report::terminal::render(&profile, args.top, style),
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn terminal_width() -> u16 {
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(120)
+}
+
+fn write_csvs(dir: &Path, profile: &Profile) -> Result<(), Failure> {
+    fs::create_dir_all(dir)
+        .map_err(|e| Failure::input(format!("{}: cannot create directory: {e}", dir.display())))?;
+    for (name, contents) in report::csv::render_all(profile) {
+        let path = dir.join(name);
+        fs::write(&path, contents)
+            .map_err(|e| Failure::input(format!("{}: cannot write: {e}", path.display())))?;
+    }
+    Ok(())
+}
+
+fn emit(output: Option<&Path>, text: &str) -> Result<(), Failure> {
+    match output {
+        Some(path) => fs::write(path, text)
+            .map_err(|e| Failure::input(format!("{}: cannot write: {e}", path.display()))),
+        None => {
+            let mut stdout = io::stdout().lock();
+            // A closed pipe (`| head`) is not an error worth reporting.
+            match stdout
+                .write_all(text.as_bytes())
+                .and_then(|()| stdout.flush())
+            {
+                Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
+                    Err(Failure::input(format!("cannot write to stdout: {e}")))
+                }
+                _ => Ok(()),
+            }
+        }
+    }
+}
+
+/// Loads a trace, with a progress bar on stderr for large files on a terminal.
+fn load_with_progress(path: &Path, quiet: bool) -> Result<Trace, Failure> {
+    const BAR_THRESHOLD: u64 = 32 << 20;
+    let size = fs::metadata(path)
+        .map_err(|e| Failure::input(format!("{}: cannot read: {e}", path.display())))?
+        .len();
+    if quiet || size < BAR_THRESHOLD || !io::stderr().is_terminal() {
+        return Ok(trace::load_file(path, &mut |_| {})?);
+    }
+    let bar = ProgressBar::new(size);
+    bar.set_style(
+        ProgressStyle::with_template("{msg} [{bar:40}] {bytes}/{total_bytes} ({eta})")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    bar.set_message(format!("loading {}", path.display()));
+    bar.enable_steady_tick(Duration::from_millis(200));
+    let result = trace::load_file(path, &mut |read| bar.set_position(read));
+    bar.finish_and_clear();
+    Ok(result?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn verify_cli() {
+        Cli::command().debug_assert();
+    }
+}

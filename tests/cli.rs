@@ -1,0 +1,1 @@
+//! The command line as a user runs it: formats, exit codes, bad input.

@@ -1,0 +1,106 @@
+//! Helpers shared by the integration tests.
+
+use std::path::{Path, PathBuf};
+
+/// The shared real-trace corpus, when this checkout has one beside it.
+pub fn corpus_dir() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!("SKIPPED: ../shared/corpus not found; corpus tests need the shared trace corpus");
+        None
+    }
+}
+
+/// Every trace file in the corpus (`.json` and `.json.gz`), sorted.
+pub fn corpus_traces(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(current) = stack.pop() {
+        for entry in std::fs::read_dir(&current).expect("readable corpus dir") {
+            let path = entry.expect("dir entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                if name.ends_with(".json") || name.ends_with(".json.gz") {
+                    found.push(path);
+                }
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// A parsed CSV: header and rows, with RFC 4180 quoting.
+pub struct Csv {
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Csv {
+    pub fn parse(text: &str) -> Csv {
+        let mut records = Vec::new();
+        let mut record = Vec::new();
+        let mut field = String::new();
+        let mut in_quotes = false;
+        let mut chars = text.chars().peekable();
+        while let Some(c) = chars.next() {
+            match (c, in_quotes) {
+                ('"', true) if chars.peek() == Some(&'"') => {
+                    field.push('"');
+                    chars.next();
+                }
+                ('"', true) => in_quotes = false,
+                ('"', false) if field.is_empty() => in_quotes = true,
+                (',', false) => record.push(std::mem::take(&mut field)),
+                ('\n', false) => {
+                    record.push(std::mem::take(&mut field));
+                    records.push(std::mem::take(&mut record));
+                }
+                ('\r', false) => {}
+                (c, _) => field.push(c),
+            }
+        }
+        if !field.is_empty() || !record.is_empty() {
+            record.push(field);
+            records.push(record);
+        }
+        let mut records = records.into_iter();
+        let header = records.next().unwrap_or_default();
+        Csv {
+            header,
+            rows: records.collect(),
+        }
+    }
+
+    pub fn read(path: &Path) -> Csv {
+        Csv::parse(
+            &std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+        )
+    }
+
+    pub fn column(&self, name: &str) -> usize {
+        self.header
+            .iter()
+            .position(|h| h == name)
+            .unwrap_or_else(|| panic!("no column {name:?} in {:?}", self.header))
+    }
+}
+
+/// Relative difference, 0 when both are 0.
+pub fn relative_difference(a: f64, b: f64) -> f64 {
+    let scale = a.abs().max(b.abs());
+    if scale == 0.0 {
+        0.0
+    } else {
+        (a - b).abs() / scale
+    }
+}
+
+/// Path of the built binary.
+pub fn tracegate() -> assert_cmd::Command {
+    assert_cmd::Command::cargo_bin("tracegate").expect("binary built")
+}

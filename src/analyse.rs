@@ -61,6 +61,80 @@ pub struct Profile {
     pub short_kernel_histogram: Vec<HistogramBin>,
     /// What did not add up.
     pub anomalies: Anomalies,
+    /// Where the GPU waited: idle gaps split by whether the host had issued
+    /// the next launch yet.
+    pub idle: IdleSplit,
+    /// Host time blocked in synchronisation.
+    pub sync: SyncSummary,
+}
+
+/// The GPU's idle time split by cause. A gap in GPU activity before a piece
+/// of work whose launch call started after the gap began is *host-wait* (the
+/// GPU was starved for launches: launch overhead or a slow host); otherwise it
+/// is *kernel-wait* (the launch was queued, so the GPU waited on something
+/// else: a dependency, an event, a copy). The two add up to the timeline's
+/// idle time; per-stream figures count each stream's own gaps.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct IdleSplit {
+    /// Host-wait idle time of the whole GPU timeline, µs.
+    pub host_wait_us: f64,
+    /// Kernel-wait idle time of the whole GPU timeline, µs.
+    pub kernel_wait_us: f64,
+    /// Per stream, busiest first.
+    pub streams: Vec<StreamIdle>,
+}
+
+/// Idle gaps of one stream.
+#[derive(Clone, Debug, Serialize)]
+pub struct StreamIdle {
+    /// Device, when recorded.
+    pub device: Option<i64>,
+    /// Stream, when recorded.
+    pub stream: Option<i64>,
+    /// GPU work items on the stream.
+    pub work_items: u64,
+    /// Busy time (union of its work), µs.
+    pub busy_us: f64,
+    /// Host-wait gaps, µs.
+    pub host_wait_us: f64,
+    /// Kernel-wait gaps, µs.
+    pub kernel_wait_us: f64,
+}
+
+/// Host time spent blocked on the device.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct SyncSummary {
+    /// Synchronising runtime calls (device/stream/event synchronise, blocking
+    /// copies) and `cuda_sync` spans.
+    pub calls: u64,
+    /// Their total host duration, µs.
+    pub time_us: f64,
+    /// Host span of the trace (first to last host event), µs.
+    pub host_span_us: f64,
+    /// The call names with their totals, largest first.
+    pub by_name: Vec<(String, u64, f64)>,
+}
+
+/// Whether a runtime call blocks the host until the device catches up.
+pub fn is_sync_call(name: &str) -> bool {
+    const SYNC: &[&str] = &[
+        "cudaDeviceSynchronize",
+        "cudaStreamSynchronize",
+        "cudaEventSynchronize",
+        "cudaStreamWaitEvent",
+        "cudaMemcpy",
+        "cudaMemcpy2D",
+        "hipDeviceSynchronize",
+        "hipStreamSynchronize",
+        "hipEventSynchronize",
+        "hipStreamWaitEvent",
+        "hipMemcpy",
+        "hipMemcpyWithStream",
+        "hipMemcpy2D",
+        "cuCtxSynchronize",
+        "cuStreamSynchronize",
+    ];
+    SYNC.contains(&name)
 }
 
 /// The trace file.
@@ -298,6 +372,8 @@ pub fn analyse(trace: &Trace, tree: &Tree) -> Profile {
         short_kernels,
         short_kernel_histogram,
         anomalies: anomalies(trace, tree, &gpu),
+        idle: idle_split(trace, &gpu),
+        sync: sync_summary(trace),
         timeline,
         timeline_all_gpu_work,
     }
@@ -718,8 +794,7 @@ fn kernel_summary(
     gpu: &GpuWork,
     timeline: &Breakdown,
 ) -> Vec<KernelSummary> {
-    let mut groups: BTreeMap<KernelKey, Vec<f64>> =
-        BTreeMap::new();
+    let mut groups: BTreeMap<KernelKey, Vec<f64>> = BTreeMap::new();
     for work in gpu
         .items
         .iter()
@@ -935,6 +1010,91 @@ fn environment(trace: &Trace, gpu: &GpuWork) -> Environment {
         } else {
             None
         },
+    }
+}
+
+/// Splits gaps before each piece of work (sorted by start) into host-wait
+/// and kernel-wait; returns (host-wait µs, kernel-wait µs).
+fn split_gaps(trace: &Trace, works: &mut [&Work]) -> (f64, f64) {
+    works.sort_by(|a, b| a.interval.start.total_cmp(&b.interval.start));
+    let (mut host_wait, mut kernel_wait) = (0.0, 0.0);
+    let mut frontier = f64::NEG_INFINITY;
+    for work in works.iter() {
+        let gap = work.interval.start - frontier;
+        if frontier.is_finite() && gap > 0.0 {
+            if trace.events[work.launch as usize].ts >= frontier {
+                host_wait += gap;
+            } else {
+                kernel_wait += gap;
+            }
+        }
+        frontier = frontier.max(work.interval.end);
+    }
+    (host_wait, kernel_wait)
+}
+
+fn idle_split(trace: &Trace, gpu: &GpuWork) -> IdleSplit {
+    let mut all: Vec<&Work> = gpu.linked().collect();
+    let (host_wait_us, kernel_wait_us) = split_gaps(trace, &mut all);
+    let mut by_stream: BTreeMap<(Option<i64>, Option<i64>), Vec<&Work>> = BTreeMap::new();
+    for work in all {
+        by_stream
+            .entry((work.device, work.stream))
+            .or_default()
+            .push(work);
+    }
+    let mut streams: Vec<StreamIdle> = by_stream
+        .into_iter()
+        .map(|((device, stream), mut works)| {
+            let (host_wait_us, kernel_wait_us) = split_gaps(trace, &mut works);
+            StreamIdle {
+                device,
+                stream,
+                work_items: works.len() as u64,
+                busy_us: IntervalSet::from_intervals(works.iter().map(|w| w.interval).collect())
+                    .len(),
+                host_wait_us,
+                kernel_wait_us,
+            }
+        })
+        .collect();
+    streams.sort_by(|a, b| b.busy_us.total_cmp(&a.busy_us));
+    IdleSplit {
+        host_wait_us,
+        kernel_wait_us,
+        streams,
+    }
+}
+
+fn sync_summary(trace: &Trace) -> SyncSummary {
+    let mut by_name: BTreeMap<&str, (u64, f64)> = BTreeMap::new();
+    let (mut first, mut last) = (f64::INFINITY, f64::NEG_INFINITY);
+    for event in &trace.events {
+        if event.kind.is_host() {
+            first = first.min(event.ts);
+            last = last.max(event.end());
+        } else if event.kind != Kind::CudaSync {
+            continue;
+        }
+        let name = trace.name(event);
+        let is_sync = event.kind == Kind::CudaSync
+            || (matches!(event.kind, Kind::Runtime | Kind::Driver) && is_sync_call(name));
+        if is_sync {
+            let entry = by_name.entry(name).or_default();
+            entry.0 += 1;
+            entry.1 += event.dur.max(0.0);
+        }
+    }
+    let mut by_name: Vec<(String, u64, f64)> = by_name
+        .into_iter()
+        .map(|(name, (calls, us))| (name.to_string(), calls, us))
+        .collect();
+    by_name.sort_by(|a, b| b.2.total_cmp(&a.2));
+    SyncSummary {
+        calls: by_name.iter().map(|e| e.1).sum(),
+        time_us: by_name.iter().fold(0.0, |total, e| total + e.2),
+        host_span_us: if last > first { last - first } else { 0.0 },
+        by_name,
     }
 }
 

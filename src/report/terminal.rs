@@ -125,6 +125,42 @@ pub fn render(profile: &Profile, top: usize, style: Style) -> String {
     right_align(&mut timeline, 1);
     let _ = writeln!(out, "{timeline}");
 
+    let idle = &profile.idle;
+    if t.idle_time > 0.0 {
+        let _ = writeln!(
+            out,
+            "  Idle gaps: {} waiting for the host to launch, {} with the launch already queued",
+            human_us(idle.host_wait_us),
+            human_us(idle.kernel_wait_us)
+        );
+    }
+    if profile.sync.time_us > 0.0 {
+        let _ = writeln!(
+            out,
+            "  Host blocked in synchronisation: {} over {} calls ({:.1}% of the host span)",
+            human_us(profile.sync.time_us),
+            profile.sync.calls,
+            percent(profile.sync.time_us, profile.sync.host_span_us)
+        );
+    }
+
+    if profile.steps.len() > 1 {
+        let _ = writeln!(out, "\n{}", style.heading("Steps"));
+        let mut steps = table(style, &["step", "host", "GPU total", "GPU busy", "idle"]);
+        for step in &profile.steps {
+            let st = &step.timeline;
+            steps.add_row(vec![
+                step.number.to_string(),
+                human_us(step.host_duration_us),
+                human_us(st.total_time),
+                human_us(st.busy_time),
+                format!("{:.1}%", percent(st.idle_time, st.total_time)),
+            ]);
+        }
+        right_align(&mut steps, 1);
+        let _ = writeln!(out, "{steps}");
+    }
+
     if !profile.categories.is_empty() {
         let total: f64 = profile
             .categories

@@ -57,8 +57,10 @@ pub struct Profile {
     pub kernels: Vec<KernelSummary>,
     /// Kernels shorter than [`SHORT_KERNEL_US`], grouped by parent op, arguments and name.
     pub short_kernels: Vec<ShortKernelGroup>,
-    /// Histogram of short-kernel durations.
+    /// Histogram of short-kernel durations (every short kernel, linked or not).
     pub short_kernel_histogram: Vec<HistogramBin>,
+    /// Total duration of all short kernels, µs.
+    pub short_kernel_time_us: f64,
     /// What did not add up.
     pub anomalies: Anomalies,
     /// Where the GPU waited: idle gaps split by whether the host had issued
@@ -370,6 +372,7 @@ pub fn analyse(trace: &Trace, tree: &Tree) -> Profile {
         unique_args,
         kernels,
         short_kernels,
+        short_kernel_time_us: short_kernel_histogram_total(trace, &gpu),
         short_kernel_histogram,
         anomalies: anomalies(trace, tree, &gpu),
         idle: idle_split(trace, &gpu),
@@ -908,6 +911,14 @@ fn short_kernels(
             .then(a.count.cmp(&b.count))
     });
     (rows, histogram(&durations, HISTOGRAM_BINS))
+}
+
+fn short_kernel_histogram_total(trace: &Trace, gpu: &GpuWork) -> f64 {
+    gpu.items
+        .iter()
+        .map(|w| &trace.events[w.event as usize])
+        .filter(|e| e.kind == Kind::Kernel && e.dur < SHORT_KERNEL_US)
+        .fold(0.0, |total, e| total + e.dur)
 }
 
 /// The first CPU op above a kernel's launch, if it recorded all four argument lists.

@@ -13,6 +13,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use tracegate::analyse::{self, Profile};
+use tracegate::hardware::{self, Catalog};
 use tracegate::report;
 use tracegate::trace::{self, Trace};
 use tracegate::tree;
@@ -30,6 +31,22 @@ struct Cli {
 enum Command {
     /// Analyse one trace: GPU timeline, op categories, top ops and kernels, anomalies.
     Report(ReportArgs),
+    /// The hardware catalog used for roofline efficiency.
+    Hardware {
+        #[command(subcommand)]
+        command: HardwareCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum HardwareCommand {
+    /// List the GPUs the catalog knows, with their peaks and datasheet sources.
+    List {
+        /// A YAML catalog that adds GPUs or overrides built-in entries
+        /// (same format as policies/hardware.yaml).
+        #[arg(long, value_name = "FILE")]
+        hardware_file: Option<PathBuf>,
+    },
 }
 
 /// Output formats of `report`.
@@ -135,6 +152,15 @@ pub fn run() -> ExitCode {
 fn dispatch(cli: Cli) -> Result<(), Failure> {
     match cli.command {
         Command::Report(args) => report_command(&args),
+        Command::Hardware {
+            command: HardwareCommand::List { hardware_file },
+        } => {
+            let catalog = catalog(hardware_file.as_deref())?;
+            emit(
+                None,
+                &report::hardware_table::render(&catalog, terminal_width()),
+            )
+        }
     }
 }
 
@@ -178,6 +204,18 @@ fn report_command(args: &ReportArgs) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// The built-in catalog, merged with the user's file when given.
+fn catalog(user_file: Option<&Path>) -> Result<Catalog, Failure> {
+    let builtin = hardware::builtin_catalog();
+    match user_file {
+        Some(path) => {
+            let user = Catalog::load_file(path).map_err(|e| Failure::input(e.to_string()))?;
+            Ok(builtin.merged_with(user))
+        }
+        None => Ok(builtin),
+    }
 }
 
 fn terminal_width() -> u16 {

@@ -9,7 +9,9 @@
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod analyse;
+pub mod diagnose;
 pub mod error;
+pub mod hardware;
 pub mod ops;
 pub mod report;
 pub mod timeline;

@@ -79,10 +79,11 @@ impl Tree {
     }
 
     /// The `nn.Module` path of a host event, outermost first
-    /// (e.g. `BertModel_0/BertEncoder_0/BertLayer_3`), if any.
+    /// (e.g. `BertModel_0/BertEncoder_0/BertLayer_3`), if any; a module frame
+    /// itself is the last element of its own path.
     pub fn module_path(&self, trace: &Trace, event: u32) -> Option<String> {
         let mut names = Vec::new();
-        let mut current = self.module[event as usize];
+        let mut current = self.module_of_self_or_above(trace, event);
         while current != NONE {
             let name = trace.name(&trace.events[current as usize]);
             names.push(name.strip_prefix("nn.Module: ").unwrap_or(name));
@@ -187,7 +188,7 @@ fn build_host_stacks(trace: &Trace, tree: &mut Tree) {
                     // 1 µs of its end means a sibling that bled (TraceLens's
                     // rule); more than that is broken nesting, counted, and the
                     // event stays a child of `top`.
-                    if top_event.end() - event.ts < BLEED_US && stack.len() >= 2 {
+                    if top_event.end() - event.ts < BLEED_US {
                         stack.pop();
                         continue;
                     }
@@ -416,5 +417,394 @@ fn pair_forward_backward(trace: &Trace, tree: &mut Tree) {
         } else {
             latest_forward.entry(sequence).or_default().push(op);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One complete (`ph: "X"`) event as JSON; `args` is a JSON object body.
+    fn x(cat: &str, name: &str, tid: u32, ts: f64, dur: f64, args: &str) -> String {
+        format!(
+            r#"{{"ph": "X", "cat": "{cat}", "name": "{name}", "pid": 1, "tid": {tid}, "ts": {ts}, "dur": {dur}, "args": {{{args}}}}}"#
+        )
+    }
+
+    /// A kernel on GPU stream 7 (pid 0).
+    fn kernel(name: &str, ts: f64, dur: f64, args: &str) -> String {
+        format!(
+            r#"{{"ph": "X", "cat": "kernel", "name": "{name}", "pid": 0, "tid": 7, "ts": {ts}, "dur": {dur}, "args": {{{args}}}}}"#
+        )
+    }
+
+    /// A runtime call on host thread `tid` carrying `correlation`.
+    fn runtime(name: &str, tid: u32, ts: f64, correlation: u64) -> String {
+        x(
+            "cuda_runtime",
+            name,
+            tid,
+            ts,
+            5.0,
+            &format!(r#""correlation": {correlation}"#),
+        )
+    }
+
+    fn load_and_link(events: &[String]) -> (Trace, Tree) {
+        let json = format!(r#"{{"traceEvents": [{}]}}"#, events.join(",\n"));
+        let trace =
+            crate::trace::load_reader("t.json", json.as_bytes(), &mut || {}).expect("loads");
+        let tree = link(&trace);
+        (trace, tree)
+    }
+
+    /// The index of the only event called `name`.
+    fn at(trace: &Trace, name: &str) -> u32 {
+        let found: Vec<usize> = (0..trace.events.len())
+            .filter(|&i| trace.name(&trace.events[i]) == name)
+            .collect();
+        assert_eq!(found.len(), 1, "events named {name}: {found:?}");
+        found[0] as u32
+    }
+
+    fn parent_name<'t>(trace: &'t Trace, tree: &Tree, name: &str) -> Option<&'t str> {
+        let parent = tree.parent[at(trace, name) as usize];
+        (parent != NONE).then(|| trace.name(&trace.events[parent as usize]))
+    }
+
+    #[test]
+    fn host_events_nest_by_time_on_one_thread() {
+        let (trace, tree) = load_and_link(&[
+            // Listed out of order: nesting comes from time, not file order.
+            x("cpu_op", "c", 1, 20.0, 10.0, ""),
+            x("cpu_op", "a", 1, 0.0, 100.0, ""),
+            x("cpu_op", "b", 1, 10.0, 40.0, ""),
+            x("cpu_op", "d", 1, 60.0, 30.0, ""),
+            // Same start as `e`, shorter: the longer one is the parent.
+            x("cpu_op", "f", 1, 200.0, 5.0, ""),
+            x("cpu_op", "e", 1, 200.0, 50.0, ""),
+            // Starts exactly where `e` ends: not inside it.
+            x("cpu_op", "g", 1, 250.0, 5.0, ""),
+        ]);
+        assert_eq!(parent_name(&trace, &tree, "a"), None);
+        assert_eq!(parent_name(&trace, &tree, "b"), Some("a"));
+        assert_eq!(parent_name(&trace, &tree, "c"), Some("b"));
+        assert_eq!(parent_name(&trace, &tree, "d"), Some("a"));
+        assert_eq!(parent_name(&trace, &tree, "e"), None);
+        assert_eq!(parent_name(&trace, &tree, "f"), Some("e"));
+        assert_eq!(parent_name(&trace, &tree, "g"), None);
+        assert_eq!(tree.anomalies.improper_nesting, 0);
+    }
+
+    #[test]
+    fn threads_and_processes_have_separate_stacks() {
+        let (trace, tree) = load_and_link(&[
+            x("cpu_op", "outer", 1, 0.0, 100.0, ""),
+            x("cpu_op", "other_thread", 2, 10.0, 10.0, ""),
+            r#"{"ph": "X", "cat": "cpu_op", "name": "other_process", "pid": 2, "tid": 1, "ts": 30, "dur": 10}"#.to_string(),
+            // "1" as a string is the same thread as 1.
+            r#"{"ph": "X", "cat": "cpu_op", "name": "same_thread", "pid": 1, "tid": "1", "ts": 50, "dur": 10}"#.to_string(),
+        ]);
+        assert_eq!(parent_name(&trace, &tree, "other_thread"), None);
+        assert_eq!(parent_name(&trace, &tree, "other_process"), None);
+        assert_eq!(parent_name(&trace, &tree, "same_thread"), Some("outer"));
+    }
+
+    #[test]
+    fn gpu_events_are_not_host_children() {
+        let (trace, tree) = load_and_link(&[
+            r#"{"ph": "X", "cat": "cpu_op", "name": "op", "pid": 0, "tid": 7, "ts": 0, "dur": 100}"#.to_string(),
+            kernel("k", 10.0, 5.0, ""),
+        ]);
+        assert_eq!(tree.parent[at(&trace, "k") as usize], NONE);
+        assert_eq!(tree.gpu_events, vec![at(&trace, "k")]);
+    }
+
+    #[test]
+    fn an_event_bleeding_under_1us_past_its_parent_is_a_sibling() {
+        let (trace, tree) = load_and_link(&[
+            x("cpu_op", "root", 1, 0.0, 100.0, ""),
+            x("cpu_op", "first", 1, 10.0, 40.0, ""),
+            // Starts 0.5 µs before `first` ends, ends after it.
+            x("cpu_op", "bleeder", 1, 49.5, 10.5, ""),
+            x("cpu_op", "inside_bleeder", 1, 52.0, 2.0, ""),
+        ]);
+        assert_eq!(parent_name(&trace, &tree, "first"), Some("root"));
+        assert_eq!(parent_name(&trace, &tree, "bleeder"), Some("root"));
+        assert_eq!(
+            parent_name(&trace, &tree, "inside_bleeder"),
+            Some("bleeder")
+        );
+        assert_eq!(tree.anomalies.improper_nesting, 0);
+    }
+
+    #[test]
+    fn an_event_ending_over_1us_past_its_parent_is_improper_nesting() {
+        let (trace, tree) = load_and_link(&[
+            x("cpu_op", "root", 1, 0.0, 100.0, ""),
+            x("cpu_op", "first", 1, 10.0, 40.0, ""),
+            // Starts 5 µs before `first` ends and ends after it.
+            x("cpu_op", "straddler", 1, 45.0, 15.0, ""),
+            // Starts exactly 1 µs before the end: not under 1 µs.
+            x("cpu_op", "second", 1, 70.0, 10.0, ""),
+            x("cpu_op", "edge", 1, 79.0, 5.0, ""),
+        ]);
+        // Counted, and kept under the event it starts in.
+        assert_eq!(parent_name(&trace, &tree, "straddler"), Some("first"));
+        assert_eq!(parent_name(&trace, &tree, "edge"), Some("second"));
+        assert_eq!(tree.anomalies.improper_nesting, 2);
+    }
+
+    #[test]
+    fn a_top_level_event_bleeding_under_1us_is_a_sibling_root() {
+        let (trace, tree) = load_and_link(&[
+            x("user_annotation", "ProfilerStep#1", 1, 0.0, 100.0, ""),
+            x("user_annotation", "ProfilerStep#2", 1, 99.5, 100.0, ""),
+        ]);
+        assert_eq!(parent_name(&trace, &tree, "ProfilerStep#2"), None);
+        assert_eq!(tree.anomalies.improper_nesting, 0);
+    }
+
+    #[test]
+    fn launch_links_to_kernel_by_correlation() {
+        let (trace, tree) = load_and_link(&[
+            x("cpu_op", "aten::mm", 1, 0.0, 50.0, ""),
+            runtime("cudaLaunchKernel", 1, 10.0, 42),
+            kernel("gemm", 100.0, 20.0, r#""correlation": 42, "stream": 7"#),
+        ]);
+        let (launch, gemm) = (at(&trace, "cudaLaunchKernel"), at(&trace, "gemm"));
+        assert_eq!(tree.launch[gemm as usize], launch);
+        assert!(tree.is_linked(gemm));
+        assert_eq!(tree.launcher[gemm as usize], at(&trace, "aten::mm"));
+        assert_eq!(tree.anomalies, LinkAnomalies::default());
+    }
+
+    #[test]
+    fn launch_links_to_kernel_by_flow_without_correlation() {
+        let (trace, tree) = load_and_link(&[
+            x("Runtime", "cudaLaunchKernel", 1, 10.0, 5.0, ""),
+            kernel("flowed", 100.0, 20.0, ""),
+            r#"{"ph": "s", "cat": "async", "id": 9, "pid": 1, "tid": 1, "ts": 10}"#.to_string(),
+            r#"{"ph": "f", "cat": "async", "id": 9, "pid": 0, "tid": 7, "ts": 100, "bp": "e"}"#
+                .to_string(),
+            // No correlation and no flow: nothing to link it to.
+            kernel("stray", 200.0, 20.0, ""),
+        ]);
+        assert_eq!(
+            tree.launch[at(&trace, "flowed") as usize],
+            at(&trace, "cudaLaunchKernel")
+        );
+        assert!(!tree.is_linked(at(&trace, "stray")));
+        assert_eq!(tree.anomalies.gpu_without_launch, 1);
+        assert_eq!(tree.anomalies.launches_without_gpu, 0);
+    }
+
+    #[test]
+    fn launcher_walks_through_python_and_execute_to_the_cpu_op() {
+        let (trace, tree) = load_and_link(&[
+            x("cpu_op", "aten::conv2d", 1, 0.0, 100.0, ""),
+            x("python_function", "wrapper.py(12): call", 1, 10.0, 80.0, ""),
+            x("cpu_op", "execute", 1, 20.0, 60.0, ""),
+            runtime("cudaLaunchKernel", 1, 30.0, 1),
+            kernel("conv_kernel", 200.0, 10.0, r#""correlation": 1"#),
+            // Under `execute` alone: no CPU op, so the launch owns its kernel.
+            x("cpu_op", "execute", 2, 0.0, 50.0, ""),
+            runtime("cuLaunchKernel", 2, 10.0, 2),
+            kernel("lonely_kernel", 300.0, 10.0, r#""correlation": 2"#),
+        ]);
+        assert_eq!(
+            tree.launcher[at(&trace, "conv_kernel") as usize],
+            at(&trace, "aten::conv2d")
+        );
+        let lonely = at(&trace, "lonely_kernel");
+        assert_eq!(tree.launcher[lonely as usize], tree.launch[lonely as usize]);
+        assert_eq!(
+            trace.name(&trace.events[tree.launcher[lonely as usize] as usize]),
+            "cuLaunchKernel"
+        );
+    }
+
+    #[test]
+    fn graph_launch_owns_every_kernel_with_its_correlation() {
+        let (trace, tree) = load_and_link(&[
+            runtime("cudaGraphLaunch", 1, 10.0, 7),
+            kernel("g1", 100.0, 10.0, r#""correlation": 7"#),
+            kernel("g2", 110.0, 10.0, r#""correlation": 7"#),
+            kernel("g3", 120.0, 10.0, r#""correlation": 7"#),
+        ]);
+        let graph = at(&trace, "cudaGraphLaunch");
+        for name in ["g1", "g2", "g3"] {
+            let k = at(&trace, name) as usize;
+            assert_eq!(tree.launch[k], graph, "{name}");
+            assert_eq!(tree.launcher[k], graph, "{name}");
+        }
+        assert_eq!(tree.anomalies, LinkAnomalies::default());
+    }
+
+    #[test]
+    fn kernel_without_launch_is_counted() {
+        let (trace, tree) = load_and_link(&[
+            runtime("cudaLaunchKernel", 1, 10.0, 1),
+            kernel("linked", 100.0, 10.0, r#""correlation": 1"#),
+            kernel("orphan", 120.0, 10.0, r#""correlation": 2"#),
+            r#"{"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy DtoH", "pid": 0, "tid": 7, "ts": 140, "dur": 5, "args": {"correlation": 3}}"#.to_string(),
+        ]);
+        let orphan = at(&trace, "orphan") as usize;
+        assert_eq!(tree.launch[orphan], NONE);
+        assert_eq!(tree.launcher[orphan], NONE);
+        assert_eq!(tree.anomalies.gpu_without_launch, 2);
+        assert_eq!(tree.gpu_events.len(), 3);
+    }
+
+    #[test]
+    fn launch_without_gpu_work_is_counted() {
+        let (_, tree) = load_and_link(&[
+            runtime("cudaLaunchKernel", 1, 10.0, 1),
+            runtime("hipLaunchKernel", 1, 20.0, 2),
+            // Not launches: no GPU work expected.
+            runtime("cudaStreamSynchronize", 1, 30.0, 3),
+            x("cuda_runtime", "cudaGetDevice", 1, 40.0, 1.0, ""),
+            runtime("cudaLaunchKernel", 1, 50.0, 4),
+            kernel("k", 100.0, 10.0, r#""correlation": 4"#),
+        ]);
+        assert_eq!(tree.anomalies.launches_without_gpu, 2);
+        assert_eq!(tree.anomalies.gpu_without_launch, 0);
+    }
+
+    #[test]
+    fn duplicate_correlation_is_counted_and_the_first_launch_wins() {
+        let (trace, tree) = load_and_link(&[
+            runtime("cudaLaunchKernel", 1, 10.0, 5),
+            runtime("cudaLaunchKernelExC", 2, 20.0, 5),
+            kernel("k", 100.0, 10.0, r#""correlation": 5"#),
+        ]);
+        assert_eq!(tree.anomalies.duplicate_correlations, 1);
+        assert_eq!(
+            tree.launch[at(&trace, "k") as usize],
+            at(&trace, "cudaLaunchKernel")
+        );
+        // The second launch is left with no GPU work.
+        assert_eq!(tree.anomalies.launches_without_gpu, 1);
+    }
+
+    #[test]
+    fn profiler_steps_hold_ops_and_through_their_launch_kernels() {
+        let (trace, tree) = load_and_link(&[
+            x("user_annotation", "ProfilerStep#4", 1, 100.0, 100.0, ""),
+            x("user_annotation", "ProfilerStep#3", 1, 0.0, 100.0, ""),
+            x("cpu_op", "op_in_3", 1, 10.0, 10.0, ""),
+            x("cpu_op", "op_in_4", 1, 110.0, 20.0, ""),
+            runtime("cudaLaunchKernel", 1, 115.0, 1),
+            // Runs on the GPU after both steps ended on the host.
+            kernel("late_kernel", 500.0, 10.0, r#""correlation": 1"#),
+            // Another thread, inside step 3's time range.
+            x("cpu_op", "backward_op", 2, 50.0, 10.0, ""),
+            x("cpu_op", "after_steps", 1, 300.0, 10.0, ""),
+            kernel("unlinked_kernel", 150.0, 10.0, r#""correlation": 99"#),
+            // Not a step: no number.
+            x("user_annotation", "ProfilerStep#x", 1, 400.0, 10.0, ""),
+        ]);
+        let numbers: Vec<u64> = tree.steps.iter().map(|s| s.number).collect();
+        assert_eq!(numbers, vec![3, 4], "sorted by start");
+        assert_eq!(tree.steps[1].ts, 100.0);
+        assert_eq!(tree.steps[1].end, 200.0);
+        let step_of = |name: &str| {
+            let step = tree.step[at(&trace, name) as usize];
+            (step != NONE).then(|| tree.steps[step as usize].number)
+        };
+        assert_eq!(step_of("op_in_3"), Some(3));
+        assert_eq!(step_of("op_in_4"), Some(4));
+        assert_eq!(step_of("late_kernel"), Some(4));
+        assert_eq!(step_of("backward_op"), Some(3));
+        assert_eq!(step_of("after_steps"), None);
+        assert_eq!(step_of("unlinked_kernel"), None);
+        assert_eq!(profiler_step_number("ProfilerStep#12"), Some(12));
+        assert_eq!(profiler_step_number("ProfilerStep#x"), None);
+    }
+
+    #[test]
+    fn module_path_is_outermost_first() {
+        let (trace, tree) = load_and_link(&[
+            x("python_function", "nn.Module: Model_0", 1, 0.0, 100.0, ""),
+            x("python_function", "model.py(10): forward", 1, 5.0, 90.0, ""),
+            x("python_function", "nn.Module: Block_1", 1, 10.0, 80.0, ""),
+            x("python_function", "block.py(3): forward", 1, 15.0, 70.0, ""),
+            x("cpu_op", "aten::linear", 1, 20.0, 30.0, ""),
+            x("cpu_op", "aten::addmm", 1, 25.0, 10.0, ""),
+            x("cpu_op", "in_model_only", 1, 92.0, 5.0, ""),
+            x("cpu_op", "outside", 1, 200.0, 5.0, ""),
+            // Same times on another thread: no module there.
+            x("cpu_op", "other_thread", 2, 25.0, 10.0, ""),
+        ]);
+        let path = |name: &str| tree.module_path(&trace, at(&trace, name));
+        assert_eq!(path("aten::addmm").as_deref(), Some("Model_0/Block_1"));
+        assert_eq!(path("aten::linear").as_deref(), Some("Model_0/Block_1"));
+        assert_eq!(path("in_model_only").as_deref(), Some("Model_0"));
+        assert_eq!(path("outside"), None);
+        assert_eq!(path("other_thread"), None);
+        assert_eq!(
+            tree.module[at(&trace, "aten::addmm") as usize],
+            at(&trace, "nn.Module: Block_1")
+        );
+    }
+
+    #[test]
+    fn backward_pairs_with_the_latest_forward_on_another_thread() {
+        let backward = "autograd::engine::evaluate_function: AddmmBackward0";
+        let (trace, tree) = load_and_link(&[
+            x(
+                "cpu_op",
+                "early_forward",
+                1,
+                0.0,
+                10.0,
+                r#""Sequence number": 5"#,
+            ),
+            x(
+                "cpu_op",
+                "late_forward",
+                1,
+                20.0,
+                10.0,
+                r#""Sequence number": 5"#,
+            ),
+            // Same thread as the backward: not its forward.
+            x(
+                "cpu_op",
+                "same_thread_op",
+                2,
+                50.0,
+                10.0,
+                r#""Sequence number": 5"#,
+            ),
+            x(
+                "cpu_op",
+                "unrelated",
+                1,
+                40.0,
+                5.0,
+                r#""Sequence number": 6"#,
+            ),
+            x(
+                "cpu_op",
+                backward,
+                2,
+                100.0,
+                10.0,
+                r#""Sequence number": 5, "Fwd thread id": 1"#,
+            ),
+            x(
+                "cpu_op",
+                "autograd::engine::evaluate_function: MulBackward0",
+                2,
+                120.0,
+                10.0,
+                r#""Sequence number": 8"#,
+            ),
+        ]);
+        assert_eq!(
+            tree.forward_of,
+            vec![(at(&trace, backward), at(&trace, "late_forward"))]
+        );
     }
 }

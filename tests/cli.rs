@@ -1,1 +1,642 @@
 //! The command line as a user runs it: formats, exit codes, bad input.
+//!
+//! The figures asserted here were computed by hand from
+//! `tests/fixtures/small_cuda.json` (all times in µs):
+//!
+//! | GPU work                        | interval   | bucket  | linked to        |
+//! |---------------------------------|------------|---------|------------------|
+//! | `sm90_xmma_gemm_f32_tn_kernel`  | [100, 120) | compute | aten::addmm      |
+//! | `ncclDevKernel_AllReduce_...`   | [110, 140) | comm    | nccl:all_reduce  |
+//! | `Memcpy HtoD`                   | [130, 160) | memcpy  | aten::copy_      |
+//! | `vectorized_elementwise_kernel` | [200, 210) | compute | cudaGraphLaunch  |
+//! | `reduce_kernel`                 | [212, 220) | compute | cudaGraphLaunch  |
+//! | `orphan_kernel`                 | [300, 310) | compute | (no launch)      |
+//!
+//! Linked work only: COMP = 20 + 10 + 8 = 38; COMM − COMP = [120, 140) = 20;
+//! (MEMCPY − COMP) − COMM = [140, 160) = 20; busy = [100, 160) + 10 + 8 = 78;
+//! total = 220 − 100 = 120; idle = 42 (and 38 + 20 + 20 + 42 = 120).
+//! Counting the orphan too: COMP 48, busy 88, total 210, idle 122.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::assert::Assert;
+use serde_json::Value;
+
+use crate::util::{Csv, tracegate};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+fn small_cuda() -> PathBuf {
+    fixture("small_cuda.json")
+}
+
+fn stdout_of(assert: &Assert) -> String {
+    String::from_utf8(assert.get_output().stdout.clone()).expect("UTF-8 stdout")
+}
+
+fn stderr_of(assert: &Assert) -> String {
+    String::from_utf8_lossy(&assert.get_output().stderr).into_owned()
+}
+
+fn json_report(trace: &Path) -> Value {
+    let assert = tracegate()
+        .args(["report", "--format", "json"])
+        .arg(trace)
+        .assert()
+        .success();
+    serde_json::from_str(&stdout_of(&assert)).expect("stdout is JSON")
+}
+
+fn f64_at(value: &Value, pointer: &str) -> f64 {
+    value
+        .pointer(pointer)
+        .and_then(Value::as_f64)
+        .unwrap_or_else(|| panic!("no number at {pointer}"))
+}
+
+fn u64_at(value: &Value, pointer: &str) -> u64 {
+    value
+        .pointer(pointer)
+        .and_then(Value::as_u64)
+        .unwrap_or_else(|| panic!("no integer at {pointer}"))
+}
+
+/// The element of the array at `pointer` whose `name` is `name`.
+fn named<'a>(value: &'a Value, pointer: &str, name: &str) -> &'a Value {
+    value
+        .pointer(pointer)
+        .and_then(Value::as_array)
+        .unwrap_or_else(|| panic!("no array at {pointer}"))
+        .iter()
+        .find(|item| item["name"] == name)
+        .unwrap_or_else(|| panic!("no {name:?} in {pointer}"))
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+}
+
+/// Asserts a usage or input failure: exit code 2, nothing on stdout, one
+/// line on stderr starting `error: ` and containing every `needle`, no panic.
+fn assert_input_error(assert: Assert, needles: &[&str]) -> String {
+    let output = assert.get_output();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(2), "stderr: {stderr}");
+    assert!(!stderr.contains("panicked"), "panic in stderr: {stderr}");
+    assert!(output.stdout.is_empty(), "stdout not empty");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "expected one line, got: {stderr}");
+    assert!(lines[0].starts_with("error: "), "{stderr}");
+    for needle in needles {
+        assert!(lines[0].contains(needle), "{needle:?} not in: {stderr}");
+    }
+    stderr
+}
+
+// ---------------------------------------------------------------- formats
+
+#[test]
+fn terminal_report_names_the_timeline_and_a_kernel() {
+    let assert = tracegate()
+        .arg("report")
+        .arg(small_cuda())
+        .env_remove("NO_COLOR")
+        .assert()
+        .success();
+    let stdout = stdout_of(&assert);
+    assert!(stdout.contains("GPU timeline"), "{stdout}");
+    assert!(stdout.contains("sm90_xmma_gemm_f32_tn_kernel"), "{stdout}");
+    assert!(stdout.contains("aten::addmm"), "{stdout}");
+    // 38 µs of computation in 120 µs.
+    assert!(stdout.contains("38.0 µs"), "{stdout}");
+    assert!(stdout.contains("31.7%"), "{stdout}");
+    assert!(!stdout.contains("No GPU activity"), "{stdout}");
+    assert!(!stderr_of(&assert).contains("panicked"));
+}
+
+#[test]
+fn json_report_has_schema_version_and_hand_computed_timeline() {
+    let report = json_report(&small_cuda());
+    assert_eq!(report["schema_version"], 1);
+    assert_eq!(report["has_gpu_activity"], true);
+
+    let expected = [
+        ("computation_time", 38.0),
+        ("exposed_comm_time", 20.0),
+        ("exposed_memcpy_time", 20.0),
+        ("busy_time", 78.0),
+        ("idle_time", 42.0),
+        ("total_time", 120.0),
+        ("total_comm_time", 30.0),
+        ("total_memcpy_time", 30.0),
+    ];
+    for (key, value) in expected {
+        assert_eq!(f64_at(&report, &format!("/timeline/{key}")), value, "{key}");
+    }
+    // The orphan kernel is left out above and counted here.
+    let all = [
+        ("computation_time", 48.0),
+        ("exposed_comm_time", 20.0),
+        ("exposed_memcpy_time", 20.0),
+        ("busy_time", 88.0),
+        ("idle_time", 122.0),
+        ("total_time", 210.0),
+    ];
+    for (key, value) in all {
+        assert_eq!(
+            f64_at(&report, &format!("/timeline_all_gpu_work/{key}")),
+            value,
+            "all work {key}"
+        );
+    }
+}
+
+#[test]
+fn json_report_has_hand_computed_ops_kernels_and_anomalies() {
+    let report = json_report(&small_cuda());
+
+    // Direct kernel time per op: the union of the op's own GPU work.
+    let ops = report["ops"].as_array().expect("ops");
+    assert_eq!(ops.len(), 3, "only ops with direct GPU work: {ops:#?}");
+    for (name, us) in [
+        ("aten::addmm", 20.0),
+        ("aten::copy_", 30.0),
+        ("nccl:all_reduce", 30.0),
+    ] {
+        let op = named(&report, "/ops", name);
+        assert_eq!(
+            op["total_direct_kernel_time_us"].as_f64(),
+            Some(us),
+            "{name}"
+        );
+        assert_eq!(
+            op["total_subtree_kernel_time_us"].as_f64(),
+            Some(us),
+            "{name}"
+        );
+        assert_eq!(op["count"], 1, "{name}");
+    }
+    // aten::linear owns no kernel itself (aten::addmm below it does).
+    assert!(!ops.iter().any(|o| o["name"] == "aten::linear"));
+    assert_eq!(
+        named(&report, "/ops", "aten::addmm")["categories"][0],
+        "GEMM"
+    );
+
+    // Kernels: the launcher is the first CPU op above the launch; graph
+    // kernels belong to cudaGraphLaunch; the orphan has no parent.
+    let gemm = named(&report, "/kernels", "sm90_xmma_gemm_f32_tn_kernel");
+    assert_eq!(gemm["parent_op"], "aten::addmm");
+    assert_eq!(gemm["parent_category"], "GEMM");
+    assert_eq!(gemm["stream"], 7);
+    // 20 of 78 µs of kernel time (30 + 20 + 10 + 10 + 8; copies are not kernels).
+    assert!(close(
+        gemm["percent_of_kernel_time"].as_f64().unwrap(),
+        20.0 / 78.0 * 100.0
+    ));
+    for name in [
+        "void at::native::vectorized_elementwise_kernel<4>",
+        "void at::native::reduce_kernel<512, 1>",
+    ] {
+        assert_eq!(
+            named(&report, "/kernels", name)["parent_op"],
+            "cudaGraphLaunch"
+        );
+    }
+    let orphan = named(&report, "/kernels", "orphan_kernel");
+    assert!(orphan["parent_category"].is_null(), "{orphan}");
+    assert_eq!(orphan["parent_op"], "");
+    assert_eq!(
+        named(
+            &report,
+            "/kernels",
+            "ncclDevKernel_AllReduce_Sum_f32_RING_LL"
+        )["parent_op"],
+        "nccl:all_reduce"
+    );
+
+    // Unique args: module path and Python-style shapes.
+    let addmm = named(&report, "/unique_args", "aten::addmm");
+    assert_eq!(addmm["module_path"], "Foo_0");
+    assert_eq!(addmm["input_dims"], "((16,), (4, 8), (8, 16), (), ())");
+    assert_eq!(addmm["thread_name"], "main");
+    assert_eq!(addmm["process_name"], "python");
+    assert!(named(&report, "/unique_args", "aten::copy_")["module_path"].is_null());
+
+    // One step holding everything that was launched.
+    let steps = report["steps"].as_array().expect("steps");
+    assert_eq!(steps.len(), 1);
+    assert_eq!(steps[0]["number"], 1);
+    assert_eq!(steps[0]["host_duration_us"].as_f64(), Some(1000.0));
+    assert_eq!(steps[0]["kernel_time_us"].as_f64(), Some(80.0));
+    assert_eq!(steps[0]["timeline"]["busy_time"].as_f64(), Some(78.0));
+
+    let link = &report["anomalies"]["link"];
+    assert_eq!(link["gpu_without_launch"], 1, "the orphan kernel");
+    assert_eq!(link["launches_without_gpu"], 1, "correlation 15");
+    assert_eq!(link["duplicate_correlations"], 0);
+    assert_eq!(link["improper_nesting"], 0);
+    assert_eq!(report["anomalies"]["stream_overlaps"], 0);
+
+    assert_eq!(report["environment"]["platform"], "CUDA");
+    assert_eq!(
+        report["environment"]["devices"][0]["name"],
+        "NVIDIA H100 80GB HBM3"
+    );
+    assert_eq!(
+        report["environment"]["active_devices"],
+        serde_json::json!([0])
+    );
+    // 20 entries: 2 metadata, 17 timed, 1 instant.
+    assert_eq!(u64_at(&report, "/source/counts/events"), 20);
+    assert_eq!(u64_at(&report, "/source/counts/timed"), 17);
+    assert_eq!(u64_at(&report, "/source/counts/metadata"), 2);
+    assert_eq!(u64_at(&report, "/source/counts/skipped"), 1);
+}
+
+#[test]
+fn markdown_report_has_the_timeline_heading_and_table() {
+    let assert = tracegate()
+        .args(["report", "--format", "markdown"])
+        .arg(small_cuda())
+        .assert()
+        .success();
+    let stdout = stdout_of(&assert);
+    assert!(stdout.contains("## GPU timeline"), "{stdout}");
+    assert!(stdout.contains("|---|---:|---:|"), "{stdout}");
+    assert!(
+        stdout.contains("| computation time | 38.0 µs | 31.7% |"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("| idle time | 42.0 µs | 35.0% |"),
+        "{stdout}"
+    );
+    // Markdown metacharacters from the trace are escaped.
+    assert!(stdout.contains("aten::copy\\_"), "{stdout}");
+}
+
+#[test]
+fn markdown_top_limits_the_op_rows() {
+    let assert = tracegate()
+        .args(["report", "--format", "markdown", "--top", "1"])
+        .arg(small_cuda())
+        .assert()
+        .success();
+    let stdout = stdout_of(&assert);
+    let section = stdout
+        .split("## Top ops by kernel time")
+        .nth(1)
+        .expect("ops section")
+        .split("\n## ")
+        .next()
+        .unwrap();
+    let rows = section
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| op |"))
+        .count();
+    assert_eq!(rows, 1, "{section}");
+}
+
+#[test]
+fn csv_writes_tracelens_files_with_tracelens_headers() {
+    let out = tempfile::tempdir().expect("temp dir");
+    let dir = out.path().join("new/sub dir");
+    tracegate()
+        .args(["report", "--format", "csv", "--out-dir"])
+        .arg(&dir)
+        .arg(small_cuda())
+        .assert()
+        .success()
+        .stdout("");
+    let headers = [
+        ("gpu_timeline.csv", "type,time ms,percent"),
+        (
+            "ops_summary.csv",
+            "name,total_direct_kernel_time_sum,total_subtree_kernel_time_sum,\
+             total_direct_kernel_time_ms,total_subtree_kernel_time_ms,Count,Categories,\
+             Percentage (%),Cumulative Percentage (%)",
+        ),
+        (
+            "ops_summary_by_category.csv",
+            "op category,Count,total_direct_kernel_time_ms,Percentage (%),Cumulative Percentage (%)",
+        ),
+        (
+            "ops_unique_args.csv",
+            "name,op category,process_name,process_label,thread_name,Input Dims,Input type,\
+             Input Strides,Concrete Inputs,operation_count,total_direct_kernel_time_mean,\
+             total_subtree_kernel_time_mean,total_direct_kernel_time_median,\
+             total_subtree_kernel_time_median,total_direct_kernel_time_std,\
+             total_subtree_kernel_time_std,total_direct_kernel_time_min,\
+             total_subtree_kernel_time_min,total_direct_kernel_time_max,\
+             total_subtree_kernel_time_max,total_direct_kernel_time_sum,\
+             total_subtree_kernel_time_sum,ex_UID,kernel_details_summary,trunc_kernel_details,\
+             Percentage (%),Cumulative Percentage (%)",
+        ),
+        (
+            "kernel_summary.csv",
+            "Parent op category,Parent cpu_op,Kernel name,Kernel stream,\
+             Kernel duration (µs)_sum,Kernel duration (µs)_count,Kernel duration (µs)_mean,\
+             Kernel duration (µs)_min,Kernel duration (µs)_max,Percent of kernels time (%),\
+             Percent of total time (%)",
+        ),
+    ];
+    for (name, header) in headers {
+        let path = dir.join(name);
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert_eq!(text.lines().next(), Some(header), "{name}");
+    }
+
+    let timeline = Csv::read(&dir.join("gpu_timeline.csv"));
+    let rows: Vec<(String, f64, f64)> = timeline
+        .rows
+        .iter()
+        .map(|r| (r[0].clone(), r[1].parse().unwrap(), r[2].parse().unwrap()))
+        .collect();
+    let expected = [
+        ("computation_time", 38.0),
+        ("exposed_comm_time", 20.0),
+        ("exposed_memcpy_time", 20.0),
+        ("busy_time", 78.0),
+        ("idle_time", 42.0),
+        ("total_time", 120.0),
+        ("total_comm_time", 30.0),
+        ("total_memcpy_time", 30.0),
+    ];
+    assert_eq!(rows.len(), expected.len());
+    for ((name, ms, percent), (want_name, want_us)) in rows.iter().zip(expected) {
+        assert_eq!(name, want_name);
+        assert!(close(*ms, want_us / 1000.0), "{name}: {ms} ms");
+        assert!(
+            close(*percent, want_us / 120.0 * 100.0),
+            "{name}: {percent}%"
+        );
+    }
+
+    let ops = Csv::read(&dir.join("ops_summary.csv"));
+    let (name, ms, count) = (
+        ops.column("name"),
+        ops.column("total_direct_kernel_time_ms"),
+        ops.column("Count"),
+    );
+    let addmm = ops
+        .rows
+        .iter()
+        .find(|r| r[name] == "aten::addmm")
+        .expect("addmm row");
+    assert!(close(addmm[ms].parse().unwrap(), 0.020));
+    assert_eq!(addmm[count], "1");
+}
+
+#[test]
+fn output_flag_writes_the_file_and_nothing_to_stdout() {
+    let out = tempfile::tempdir().expect("temp dir");
+    for (format, file, check) in [
+        ("json", "report.json", "\"schema_version\": 1"),
+        ("markdown", "report.md", "## GPU timeline"),
+        ("terminal", "report.txt", "GPU timeline"),
+    ] {
+        let path = out.path().join(file);
+        tracegate()
+            .args(["report", "--format", format, "-o"])
+            .arg(&path)
+            .arg(small_cuda())
+            .assert()
+            .success()
+            .stdout("");
+        let text = std::fs::read_to_string(&path).expect("output written");
+        assert!(text.contains(check), "{format}: {text}");
+        if format == "json" {
+            let value: Value = serde_json::from_str(&text).expect("JSON file");
+            assert_eq!(f64_at(&value, "/timeline/total_time"), 120.0);
+        }
+        // A file is not a terminal: no colour by default.
+        assert!(!text.contains('\x1b'), "{format}: ESC in file");
+    }
+}
+
+#[test]
+fn colour_follows_no_color_and_the_flag() {
+    let run = |args: &[&str], no_color: bool| {
+        let mut command = tracegate();
+        command.arg("report").args(args).arg(small_cuda());
+        if no_color {
+            command.env("NO_COLOR", "1");
+        } else {
+            command.env_remove("NO_COLOR");
+        }
+        stdout_of(&command.assert().success())
+    };
+    assert!(!run(&[], true).contains('\x1b'), "NO_COLOR=1");
+    assert!(!run(&["--color", "never"], false).contains('\x1b'));
+    assert!(
+        !run(&["--color", "auto"], false).contains('\x1b'),
+        "not a TTY"
+    );
+    let coloured = run(&["--color", "always"], false);
+    assert!(coloured.contains('\x1b'), "--color always: {coloured}");
+    assert!(coloured.contains("GPU timeline"));
+}
+
+#[test]
+fn cpu_only_trace_says_no_gpu_activity() {
+    let trace = fixture("cpu_only.json");
+    let assert = tracegate().arg("report").arg(&trace).assert().success();
+    assert!(stdout_of(&assert).contains("No GPU activity"));
+    let report = json_report(&trace);
+    assert_eq!(report["has_gpu_activity"], false);
+    assert_eq!(f64_at(&report, "/timeline/total_time"), 0.0);
+    assert_eq!(report["ops"].as_array().map(Vec::len), Some(0));
+    assert_eq!(report["steps"][0]["number"], 0);
+    let assert = tracegate()
+        .args(["report", "--format", "markdown"])
+        .arg(&trace)
+        .assert()
+        .success();
+    assert!(stdout_of(&assert).contains("No GPU activity"));
+}
+
+#[test]
+fn help_and_version_exit_zero() {
+    let assert = tracegate().arg("--help").assert().success();
+    assert!(stdout_of(&assert).contains("report"));
+    let assert = tracegate().arg("--version").assert().success();
+    assert!(stdout_of(&assert).contains(env!("CARGO_PKG_VERSION")));
+}
+
+// ---------------------------------------------------------------- bad input
+
+#[test]
+fn truncated_gzip_is_an_input_error() {
+    use std::io::Write;
+    let bytes = std::fs::read(small_cuda()).expect("fixture");
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder.write_all(&bytes).expect("gzip");
+    let gz = encoder.finish().expect("gzip");
+    let dir = tempfile::tempdir().expect("temp dir");
+
+    // The whole file loads (and is detected as gzip by its bytes).
+    let whole = dir.path().join("whole.json.gz");
+    std::fs::write(&whole, &gz).expect("write");
+    assert_eq!(f64_at(&json_report(&whole), "/timeline/total_time"), 120.0);
+
+    let cut = dir.path().join("cut.json.gz");
+    std::fs::write(&cut, &gz[..gz.len() / 2]).expect("write");
+    let path = cut.display().to_string();
+    assert_input_error(
+        tracegate().arg("report").arg(&cut).assert(),
+        &[&path, "gzip"],
+    );
+}
+
+#[test]
+fn not_json_is_an_input_error_at_byte_zero() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("notes.json");
+    std::fs::write(&path, "this is not JSON\n").expect("write");
+    let label = path.display().to_string();
+    assert_input_error(
+        tracegate().arg("report").arg(&path).assert(),
+        &[&label, "byte 0"],
+    );
+}
+
+#[test]
+fn empty_file_is_an_input_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("empty.json");
+    std::fs::write(&path, "").expect("write");
+    let label = path.display().to_string();
+    assert_input_error(
+        tracegate().arg("report").arg(&path).assert(),
+        &[&label, "empty"],
+    );
+}
+
+#[test]
+fn json_without_trace_events_is_an_input_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("other.json");
+    std::fs::write(&path, r#"{"schemaVersion": 1, "events": []}"#).expect("write");
+    let label = path.display().to_string();
+    assert_input_error(
+        tracegate().arg("report").arg(&path).assert(),
+        &[&label, "traceEvents"],
+    );
+}
+
+#[test]
+fn broken_event_is_reported_by_index_and_byte() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("broken.json");
+    let good =
+        r#"{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 2}"#;
+    let bad =
+        r#"{"ph": "X", "cat": "cpu_op", "name": "b", "pid": 1, "tid": 1, "ts": "soon", "dur": 2}"#;
+    let text = format!("{{\"traceEvents\": [\n  {good},\n  {bad}\n]}}\n");
+    std::fs::write(&path, &text).expect("write");
+    let label = path.display().to_string();
+    let stderr = assert_input_error(
+        tracegate().arg("report").arg(&path).assert(),
+        &[&label, "event 1", "byte"],
+    );
+    // The byte offset lies within the broken event.
+    let offset: usize = stderr
+        .split("byte ")
+        .nth(1)
+        .and_then(|rest| {
+            rest.split(|c: char| !c.is_ascii_digit())
+                .next()
+                .and_then(|n| n.parse().ok())
+        })
+        .unwrap_or_else(|| panic!("no byte offset in {stderr}"));
+    let start = text.find(bad).expect("bad event in text");
+    assert!(
+        (start..start + bad.len()).contains(&offset),
+        "byte {offset} outside the broken event at {start}..{}",
+        start + bad.len()
+    );
+}
+
+#[test]
+fn missing_file_is_an_input_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("no such trace.json");
+    let label = path.display().to_string();
+    assert_input_error(
+        tracegate().arg("report").arg(&path).assert(),
+        &[&label, "cannot read"],
+    );
+}
+
+#[test]
+fn directory_as_trace_is_an_input_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let label = dir.path().display().to_string();
+    assert_input_error(
+        tracegate().arg("report").arg(dir.path()).assert(),
+        &[&label],
+    );
+}
+
+#[test]
+fn csv_without_out_dir_is_a_usage_error() {
+    assert_input_error(
+        tracegate()
+            .args(["report", "--format", "csv"])
+            .arg(small_cuda())
+            .assert(),
+        &["--out-dir"],
+    );
+}
+
+#[test]
+fn unwritable_outputs_are_input_errors() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let missing_parent = dir.path().join("missing/report.json");
+    let label = missing_parent.display().to_string();
+    assert_input_error(
+        tracegate()
+            .args(["report", "--format", "json", "-o"])
+            .arg(&missing_parent)
+            .arg(small_cuda())
+            .assert(),
+        &[&label, "cannot write"],
+    );
+    let file = dir.path().join("a file");
+    std::fs::write(&file, "x").expect("write");
+    let label = file.display().to_string();
+    assert_input_error(
+        tracegate()
+            .args(["report", "--format", "csv", "--out-dir"])
+            .arg(&file)
+            .arg(small_cuda())
+            .assert(),
+        &[&label],
+    );
+}
+
+#[test]
+fn unknown_flag_is_a_clap_usage_error() {
+    let assert = tracegate()
+        .args(["report", "--bogus"])
+        .arg(small_cuda())
+        .assert()
+        .code(2);
+    let stderr = stderr_of(&assert);
+    assert!(stderr.contains("--bogus"), "{stderr}");
+    assert!(stderr.contains("Usage"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let assert = tracegate()
+        .args(["report", "--format", "yaml"])
+        .arg(small_cuda())
+        .assert()
+        .code(2);
+    assert!(stderr_of(&assert).contains("yaml"));
+    tracegate().assert().code(2);
+}

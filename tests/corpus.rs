@@ -124,3 +124,229 @@ fn ops_summary_matches_tracelens_time_and_count_per_op() {
     }
     assert!(compared > 100, "compared only {compared} ops");
 }
+
+/// Traces above this size (compressed bytes) run once, as JSON, to keep the
+/// debug-build test time modest; smaller ones run in every text format.
+const BIG_TRACE_BYTES: u64 = 1 << 20;
+
+/// Runs `report --format json` on a trace and parses the output.
+fn json_report(trace: &Path) -> serde_json::Value {
+    let assert = tracegate()
+        .args(["report", "--format", "json"])
+        .arg(trace)
+        .assert();
+    let output = assert.get_output();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "{}: exit {:?}: {stderr}",
+        trace.display(),
+        output.status.code()
+    );
+    assert!(
+        !stderr.contains("panicked"),
+        "{}: {stderr}",
+        trace.display()
+    );
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("{}: JSON output: {e}", trace.display()))
+}
+
+/// Checks what must hold in any report: the schema version and the timeline
+/// identity computation + exposed comm + exposed memcpy + idle = total.
+fn check_report_invariants(trace: &Path, report: &serde_json::Value) {
+    assert_eq!(report["schema_version"], 1, "{}", trace.display());
+    let timelines = [&report["timeline"], &report["timeline_all_gpu_work"]];
+    for timeline in timelines.into_iter().filter(|t| !t.is_null()) {
+        let get = |key: &str| {
+            timeline[key]
+                .as_f64()
+                .unwrap_or_else(|| panic!("{}: no {key}", trace.display()))
+        };
+        let parts = get("computation_time")
+            + get("exposed_comm_time")
+            + get("exposed_memcpy_time")
+            + get("idle_time");
+        let total = get("total_time");
+        assert!(
+            relative_difference(parts, total) <= 1e-9,
+            "{}: parts {parts} != total {total}",
+            trace.display()
+        );
+        assert!(
+            get("busy_time") <= total * (1.0 + 1e-12),
+            "{}",
+            trace.display()
+        );
+        assert!(
+            get("idle_time") >= -1e-6 * total.max(1.0),
+            "{}",
+            trace.display()
+        );
+    }
+}
+
+fn text_report(trace: &Path, format: &str) -> String {
+    let assert = tracegate()
+        .args(["report", "--color", "never", "--format", format])
+        .arg(trace)
+        .assert();
+    let output = assert.get_output();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "{} ({format}): exit {:?}: {stderr}",
+        trace.display(),
+        output.status.code()
+    );
+    assert!(
+        !stderr.contains("panicked"),
+        "{}: {stderr}",
+        trace.display()
+    );
+    String::from_utf8(output.stdout.clone()).expect("UTF-8 output")
+}
+
+fn corpus_trace(corpus: &Path, relative: &str) -> PathBuf {
+    let path = corpus.join(relative);
+    assert!(path.is_file(), "{} missing from the corpus", path.display());
+    path
+}
+
+#[test]
+fn every_small_trace_reports_in_every_text_format() {
+    let Some(corpus) = corpus_dir() else { return };
+    let small: Vec<PathBuf> = corpus_traces(&corpus)
+        .into_iter()
+        .filter(|t| std::fs::metadata(t).expect("stat").len() <= BIG_TRACE_BYTES)
+        .collect();
+    assert!(small.len() >= 10, "found only {} small traces", small.len());
+    for trace in small {
+        let report = json_report(&trace);
+        check_report_invariants(&trace, &report);
+        let terminal = text_report(&trace, "terminal");
+        let markdown = text_report(&trace, "markdown");
+        if report["has_gpu_activity"] == true {
+            assert!(terminal.contains("GPU timeline"), "{}", trace.display());
+            assert!(markdown.contains("## GPU timeline"), "{}", trace.display());
+        } else {
+            assert!(terminal.contains("No GPU activity"), "{}", trace.display());
+        }
+    }
+}
+
+#[test]
+fn every_big_trace_reports_as_json() {
+    let Some(corpus) = corpus_dir() else { return };
+    let big: Vec<PathBuf> = corpus_traces(&corpus)
+        .into_iter()
+        .filter(|t| std::fs::metadata(t).expect("stat").len() > BIG_TRACE_BYTES)
+        .collect();
+    assert!(!big.is_empty(), "no big traces in the corpus");
+    for trace in big {
+        let report = json_report(&trace);
+        check_report_invariants(&trace, &report);
+        assert_eq!(report["has_gpu_activity"], true, "{}", trace.display());
+        assert!(
+            !report["kernels"].as_array().expect("kernels").is_empty(),
+            "{}",
+            trace.display()
+        );
+    }
+}
+
+#[test]
+fn cpu_only_trace_has_no_gpu_activity() {
+    let Some(corpus) = corpus_dir() else { return };
+    let trace = corpus_trace(&corpus, "hta/cpu_only.json.gz");
+    let report = json_report(&trace);
+    assert_eq!(report["has_gpu_activity"], false);
+    assert_eq!(report["timeline"]["total_time"].as_f64(), Some(0.0));
+    assert!(report["timeline_all_gpu_work"].is_null());
+    assert!(text_report(&trace, "terminal").contains("No GPU activity"));
+}
+
+#[test]
+fn kineto_2021_trace_links_its_kernels() {
+    let Some(corpus) = corpus_dir() else { return };
+    let trace = corpus_trace(&corpus, "kineto/resnet50_v100_2021_format.json.gz");
+    let report = json_report(&trace);
+    let kernels: u64 = report["kernels"]
+        .as_array()
+        .expect("kernels")
+        .iter()
+        .map(|k| k["duration"]["count"].as_u64().expect("count"))
+        .sum();
+    let unlinked = report["anomalies"]["link"]["gpu_without_launch"]
+        .as_u64()
+        .expect("gpu_without_launch");
+    assert!(kernels > 1000, "only {kernels} kernels");
+    assert!(
+        unlinked * 100 <= kernels,
+        "{unlinked} of {kernels} GPU events unlinked"
+    );
+    let ops = report["ops"].as_array().expect("ops");
+    assert!(!ops.is_empty(), "no ops own kernels");
+    // Kernels are attributed to CPU ops, not left to runtime calls.
+    let owned_by_ops: u64 = report["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|k| {
+            k["parent_op"]
+                .as_str()
+                .is_some_and(|p| p.starts_with("aten::"))
+        })
+        .map(|k| k["duration"]["count"].as_u64().unwrap())
+        .sum();
+    assert!(
+        owned_by_ops * 2 > kernels,
+        "{owned_by_ops} of {kernels} kernels under an aten op"
+    );
+    assert!(report["timeline"]["busy_time"].as_f64().unwrap() > 0.0);
+    assert_eq!(report["environment"]["platform"], "CUDA");
+}
+
+#[test]
+fn mi250_trace_is_rocm() {
+    let Some(corpus) = corpus_dir() else { return };
+    let trace = corpus_trace(&corpus, "hta/mi250_minitoy_train_rocm.json.gz");
+    let report = json_report(&trace);
+    assert_eq!(report["environment"]["platform"], "ROCm");
+    assert!(
+        text_report(&trace, "terminal").contains("Platform: ROCm"),
+        "terminal output names the platform"
+    );
+    assert!(report["timeline"]["busy_time"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn triton_example_has_a_triton_kernel() {
+    let Some(corpus) = corpus_dir() else { return };
+    let trace = corpus_trace(&corpus, "hta/triton_example.json.gz");
+    let report = json_report(&trace);
+    let kernels = report["kernels"].as_array().expect("kernels");
+    let triton = kernels
+        .iter()
+        .find(|k| k["name"].as_str().is_some_and(|n| n.starts_with("triton_")))
+        .unwrap_or_else(|| panic!("no triton_* kernel in {kernels:#?}"));
+    // Launched through cuLaunchKernel (a driver call): linked, not orphaned.
+    assert!(!triton["parent_category"].is_null(), "{triton}");
+    assert_eq!(report["anomalies"]["link"]["gpu_without_launch"], 0);
+}
+
+#[test]
+fn large_integer_trace_loads() {
+    let Some(corpus) = corpus_dir() else { return };
+    let trace = corpus_trace(&corpus, "hta/large_integer.json.gz");
+    let report = json_report(&trace);
+    // Two events: an NCCL kernel at [100, 150) with no correlation and no
+    // launch, and a CPU op whose "Comms Id" exceeds i64.
+    assert_eq!(report["source"]["counts"]["timed"], 2);
+    assert_eq!(report["has_gpu_activity"], true);
+    assert_eq!(report["anomalies"]["link"]["gpu_without_launch"], 1);
+    let all = &report["timeline_all_gpu_work"];
+    assert_eq!(all["total_time"].as_f64(), Some(50.0));
+    assert_eq!(all["exposed_comm_time"].as_f64(), Some(50.0));
+    assert_eq!(all["computation_time"].as_f64(), Some(0.0));
+}

@@ -45,7 +45,7 @@ pub fn render(profile: &Profile, top: usize) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "# tracegate report: `{}`\n",
+        "# tracegate report: {}\n",
         escape(&file_name(&profile.source.path))
     );
     environment(&mut out, profile);

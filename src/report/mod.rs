@@ -3,6 +3,7 @@
 //! decides where they go.
 
 pub mod csv;
+pub mod hardware_table;
 pub mod json;
 pub mod markdown;
 pub mod terminal;

@@ -97,7 +97,7 @@ pub fn render(profile: &Profile, top: usize, style: Style) -> String {
     }
     let _ = writeln!(
         out,
-        "  Trace: {:.1} MB of JSON, {} events, {} steps",
+        "  Trace: {:.1} MB of JSON, {} events, {} profiler step(s)",
         profile.source.json_bytes as f64 / 1e6,
         profile.source.counts.events,
         profile.steps.len()
@@ -226,9 +226,13 @@ pub fn render(profile: &Profile, top: usize, style: Style) -> String {
         right_align(&mut kernels, 2);
         let _ = writeln!(out, "{kernels}");
     }
-    let short_count: u64 = profile.short_kernels.iter().map(|s| s.count).sum();
+    let short_count: u64 = profile
+        .short_kernel_histogram
+        .iter()
+        .map(|bin| bin.count)
+        .sum();
     if short_count > 0 {
-        let short_us: f64 = profile.short_kernels.iter().map(|s| s.total_us).sum();
+        let short_us = profile.short_kernel_time_us;
         let _ = writeln!(
             out,
             "\nShort kernels (< 10 µs): {short_count}, {} in all ({:.1}% of GPU time)",

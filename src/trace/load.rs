@@ -387,7 +387,7 @@ impl Loader<'_, '_> {
                     path: self.input.label.to_string(),
                     index,
                     offset: offset + column_offset(&e),
-                    message: e.to_string(),
+                    message: without_position(&e),
                 })?;
             self.builder.event(raw);
             self.input.pos += len;
@@ -414,6 +414,16 @@ impl Loader<'_, '_> {
                 }
             }
         }
+    }
+}
+
+/// serde_json's message without its "at line L column C" suffix: that
+/// position is relative to the event, and we report the absolute byte.
+fn without_position(error: &serde_json::Error) -> String {
+    let text = error.to_string();
+    match text.rfind(" at line ") {
+        Some(cut) => text[..cut].to_string(),
+        None => text,
     }
 }
 

@@ -508,23 +508,10 @@ impl Invocations {
     }
 }
 
-/// The category of an op invocation: by name, else by its kernels when they
-/// all agree (a CUDA-graph replay or a custom op running GEMMs, say).
+/// The category of an op invocation: by name, else by its kernels.
 fn op_category(trace: &Trace, gpu: &GpuWork, op: u32, work: &[u32]) -> Category {
-    let by_name = category::of_op(trace.name(&trace.events[op as usize]));
-    if by_name != Category::Other {
-        return by_name;
-    }
-    let mut kernel_categories = work.iter().map(|&w| {
-        let event = &trace.events[gpu.items[w as usize].event as usize];
-        category::of_kernel(trace.name(event))
-    });
-    let first = kernel_categories.next().unwrap_or(Category::Other);
-    if kernel_categories.all(|c| c == first) {
-        first
-    } else {
-        Category::Other
-    }
+    let kernels = work.iter().map(|&w| trace.name(&trace.events[gpu.items[w as usize].event as usize]));
+    category::of_op_and_kernels(trace.name(&trace.events[op as usize]), kernels)
 }
 
 fn ops_by_name(trace: &Trace, gpu: &GpuWork, invocations: &Invocations) -> Vec<OpSummary> {
@@ -766,12 +753,7 @@ fn parent_of(trace: &Trace, tree: &Tree, work: &Work) -> (Option<Category>, Stri
         let candidate = &trace.events[current as usize];
         if candidate.kind == Kind::CpuOp {
             let op_name = trace.name(candidate);
-            let by_name = category::of_op(op_name);
-            let category = if by_name == Category::Other {
-                category::of_kernel(trace.name(event))
-            } else {
-                by_name
-            };
+            let category = category::of_op_and_kernels(op_name, [trace.name(event)]);
             return (Some(category), op_name.to_string());
         }
         current = tree.parent[current as usize];
@@ -957,20 +939,26 @@ fn histogram(values: &[f64], bins: usize) -> Vec<HistogramBin> {
     } else {
         (min, max)
     };
-    let width = (high - low) / bins as f64;
+    // numpy.histogram: edges from linspace (the last edge exactly `high`), a
+    // first guess from the scaled value, then a correction against the
+    // computed edges so values on an edge land where numpy puts them.
+    let step = (high - low) / bins as f64;
+    let edges: Vec<f64> = (0..=bins).map(|i| if i == bins { high } else { low + step * i as f64 }).collect();
     let mut counts = vec![0u64; bins];
     for &value in values {
-        let bin = (((value - low) / width) as usize).min(bins - 1);
+        let mut bin = (((value - low) / (high - low)) * bins as f64) as usize;
+        bin = bin.min(bins - 1);
+        if value < edges[bin] {
+            bin = bin.saturating_sub(1);
+        } else if bin + 1 < bins && value >= edges[bin + 1] {
+            bin += 1;
+        }
         counts[bin] += 1;
     }
     counts
         .into_iter()
         .enumerate()
-        .map(|(i, count)| HistogramBin {
-            start: low + width * i as f64,
-            end: low + width * (i + 1) as f64,
-            count,
-        })
+        .map(|(i, count)| HistogramBin { start: edges[i], end: edges[i + 1], count })
         .collect()
 }
 

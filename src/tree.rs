@@ -44,7 +44,8 @@ pub struct LinkAnomalies {
     pub launches_without_gpu: u64,
     /// Launch events sharing one correlation id (only the first is linked).
     pub duplicate_correlations: u64,
-    /// Host events ending ≥ 1 µs after the event they start inside.
+    /// Host events that start ≥ 1 µs before the end of the event they start
+    /// inside and end after it (a partial overlap; kept as its child).
     pub improper_nesting: u64,
 }
 

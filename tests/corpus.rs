@@ -350,3 +350,21 @@ fn large_integer_trace_loads() {
     assert_eq!(all["exposed_comm_time"].as_f64(), Some(50.0));
     assert_eq!(all["computation_time"].as_f64(), Some(0.0));
 }
+
+#[test]
+fn short_kernel_histogram_matches_tracelens_bin_for_bin() {
+    let Some(corpus) = corpus_dir() else { return };
+    for (trace, oracle) in traces_with_oracle(&corpus) {
+        let theirs = Csv::read(&oracle.join("short_kernel_histogram.csv"));
+        let ours = Csv::read(&csv_report(&trace).path().join("short_kernel_histogram.csv"));
+        assert_eq!(ours.header, theirs.header, "{}", trace.display());
+        assert_eq!(ours.rows.len(), theirs.rows.len(), "{}: bins", trace.display());
+        for (bin, (a, b)) in ours.rows.iter().zip(&theirs.rows).enumerate() {
+            assert_eq!(a[2], b[2], "{}: bin {bin} count", trace.display());
+            for column in 0..2 {
+                let (x, y): (f64, f64) = (a[column].parse().unwrap(), b[column].parse().unwrap());
+                assert!(relative_difference(x, y) <= 1e-12, "{}: bin {bin} edge {x} vs {y}", trace.display());
+            }
+        }
+    }
+}

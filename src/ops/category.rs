@@ -312,6 +312,26 @@ pub fn of_op(name: &str) -> Category {
     Category::Other
 }
 
+/// The category of an op from its name, else from its kernels when they all
+/// agree (a CUDA-graph replay or a custom op running GEMMs, say). A backward
+/// op whose kernels look like a forward family gets that family's backward.
+pub fn of_op_and_kernels<'a>(op_name: &str, kernel_names: impl IntoIterator<Item = &'a str>) -> Category {
+    let by_name = of_op(op_name);
+    if by_name != Category::Other {
+        return by_name;
+    }
+    let mut kernels = kernel_names.into_iter().map(of_kernel);
+    let first = kernels.next().unwrap_or(Category::Other);
+    let agreed = if kernels.all(|c| c == first) { first } else { Category::Other };
+    let is_backward = op_name.contains("backward") || op_name.contains("Backward");
+    match agreed {
+        Category::ConvFwd if is_backward => Category::ConvBwd,
+        Category::NormFwd if is_backward => Category::NormBwd,
+        Category::SdpaFwd if is_backward => Category::SdpaBwd,
+        other => other,
+    }
+}
+
 /// The category of a kernel by its name alone: used for kernels with no CPU
 /// op (GPU-only traces, CUDA-graph replays) and to refine an `other` op.
 pub fn of_kernel(name: &str) -> Category {
@@ -381,6 +401,16 @@ mod tests {
         assert_eq!(of_op("c10d::allreduce_"), Category::Comm);
         assert_eq!(of_op("aten::convolution_backward"), Category::ConvBwd);
         assert_eq!(of_op("aten::index_select"), Category::Other);
+    }
+
+    #[test]
+    fn ops_fall_back_to_agreeing_kernels() {
+        let conv = ["void cudnn::conv2d_grouped_direct_kernel"];
+        assert_eq!(of_op_and_kernels("aten::cudnn_convolution_backward_input", conv), Category::ConvBwd);
+        assert_eq!(of_op_and_kernels("my::op", conv), Category::ConvFwd);
+        assert_eq!(of_op_and_kernels("my::op", ["gemm_kernel", "void at::native::reduce_kernel"]), Category::Other);
+        assert_eq!(of_op_and_kernels("aten::upsample_nearest1d", []), Category::Elementwise);
+        assert_eq!(of_op_and_kernels("aten::addmm", ["anything"]), Category::Gemm);
     }
 
     #[test]

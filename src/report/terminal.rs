@@ -283,7 +283,7 @@ pub fn anomaly_lines(profile: &Profile) -> Vec<String> {
     );
     add(
         a.link.improper_nesting,
-        "host events ending over 1 µs after their enclosing event",
+        "host events that start over 1 µs inside another and end after it (partial overlap; kept as its child)",
     );
     if a.stream_overlaps > 0 {
         lines.push(format!(

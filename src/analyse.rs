@@ -9,9 +9,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use crate::diagnose::{self, Diagnosis, ModelledOp, Peaks, patterns};
+use crate::hardware::{self, Catalog, ComputeSpec, Hardware};
 use crate::ops::args::python_repr;
 use crate::ops::category::{self, Category};
 use crate::ops::stats::Stats;
+use crate::perf::{self, PerfReport};
 use crate::timeline::{Breakdown, Bucket, Interval, IntervalSet, bucket_of};
 use crate::trace::{DeviceProperties, Event, FxHashMap, Kind, LoadCounts, Trace, TrackId};
 use crate::tree::{self, LinkAnomalies, NONE, Tree};
@@ -68,6 +71,13 @@ pub struct Profile {
     pub idle: IdleSplit,
     /// Host time blocked in synchronisation.
     pub sync: SyncSummary,
+    /// The hardware efficiency is judged against.
+    pub hardware: HardwareUsed,
+    /// Perf models per op and argument set (TraceLens's unified table and
+    /// family sheets).
+    pub perf: PerfReport,
+    /// Bottleneck, prioritised ops and patterns (absent only while analysing).
+    pub diagnosis: Option<Diagnosis>,
 }
 
 /// The GPU's idle time split by cause. A gap in GPU activity before a piece
@@ -348,6 +358,110 @@ impl Anomalies {
 
 /// Analyses a linked trace.
 pub fn analyse(trace: &Trace, tree: &Tree) -> Profile {
+    analyse_with(trace, tree, &AnalysisOptions::default())
+}
+
+/// What the analysis judges efficiency against.
+#[derive(Clone, Debug)]
+pub struct AnalysisOptions {
+    /// The catalog detection looks GPUs up in.
+    pub catalog: Catalog,
+    /// Hardware given by the user, overriding detection.
+    pub hardware: Option<Hardware>,
+}
+
+impl Default for AnalysisOptions {
+    fn default() -> AnalysisOptions {
+        AnalysisOptions {
+            catalog: hardware::builtin_catalog(),
+            hardware: None,
+        }
+    }
+}
+
+/// The hardware efficiency figures are judged against, and how it was chosen.
+#[derive(Clone, Debug, Serialize)]
+pub struct HardwareUsed {
+    /// Catalog name, or `None` when the GPU is unknown.
+    pub name: Option<String>,
+    /// `given` (--hardware), `detected` (deviceProperties) or `unknown`.
+    pub how: String,
+    /// What detection saw, e.g. `H100 SXM ("NVIDIA H100 80GB HBM3" ×1)`.
+    pub detail: String,
+    /// Peak HBM bandwidth, TB/s.
+    pub hbm_tb_s: Option<f64>,
+    /// Memory, GB.
+    pub memory_gb: Option<f64>,
+    /// The datasheet the figures come from.
+    pub source: Option<String>,
+}
+
+fn choose_hardware(trace: &Trace, options: &AnalysisOptions) -> (HardwareUsed, Option<Hardware>) {
+    let (how, detail, hardware) = match &options.hardware {
+        Some(given) => (
+            "given",
+            format!("given on the command line: {}", given.name),
+            Some(given.clone()),
+        ),
+        None => {
+            let detection = options.catalog.detect(&trace.metadata.devices);
+            let found = detection.hardware().cloned();
+            (
+                if found.is_some() {
+                    "detected"
+                } else {
+                    "unknown"
+                },
+                detection.to_string(),
+                found,
+            )
+        }
+    };
+    let used = HardwareUsed {
+        name: hardware.as_ref().map(|h| h.name.clone()),
+        how: how.to_string(),
+        detail,
+        hbm_tb_s: hardware.as_ref().map(|h| h.hbm_tb_s),
+        memory_gb: hardware.as_ref().map(|h| h.memory_gb),
+        source: hardware.as_ref().map(|h| h.source.clone()),
+    };
+    (used, hardware)
+}
+
+/// The modelled rows of the perf table, as the diagnosis reads them.
+fn modelled_ops(perf: &PerfReport) -> Vec<ModelledOp> {
+    perf.rows
+        .iter()
+        .filter(|row| row.has_perf_model)
+        .filter_map(|row| {
+            Some(ModelledOp {
+                name: row.name.clone(),
+                input_dims: row.input_dims.clone().unwrap_or_default(),
+                input_type: row.input_type.clone().unwrap_or_default(),
+                family: row.family?.sheet().to_string(),
+                count: row.count,
+                kernel_time_us: row.kernel_time_us.sum,
+                flops: row.gflops? * 1e9,
+                bytes: row.data_moved_mb? * 1024.0 * 1024.0,
+                compute_spec: row.compute_spec,
+            })
+        })
+        .collect()
+}
+
+fn peaks_of(hardware: &Hardware) -> Peaks {
+    Peaks {
+        gpu: hardware.name.clone(),
+        hbm_tb_s: hardware.hbm_tb_s,
+        tflops: ComputeSpec::ALL
+            .iter()
+            .filter_map(|&spec| hardware.peak_tflops(spec).map(|peak| (spec, peak)))
+            .collect(),
+    }
+}
+
+/// Analyses a linked trace, judging efficiency against the chosen hardware.
+pub fn analyse_with(trace: &Trace, tree: &Tree, options: &AnalysisOptions) -> Profile {
     let gpu = GpuWork::collect(trace, tree);
     let timeline = Breakdown::compute(gpu.linked().map(|w| (w.bucket, w.interval)));
     let timeline_all_gpu_work = (gpu.items.iter().any(|w| !w.linked))
@@ -356,7 +470,9 @@ pub fn analyse(trace: &Trace, tree: &Tree) -> Profile {
     let unique_args = unique_args(trace, tree, &gpu, &invocations);
     let kernels = kernel_summary(trace, tree, &gpu, &timeline);
     let (short_kernels, short_kernel_histogram) = short_kernels(trace, tree, &gpu, &timeline);
-    Profile {
+    let (hardware_used, hardware) = choose_hardware(trace, options);
+    let perf = perf::perf_report(trace, tree);
+    let mut profile = Profile {
         schema_version: REPORT_SCHEMA_VERSION,
         tracegate_version: env!("CARGO_PKG_VERSION").to_string(),
         source: Source {
@@ -379,7 +495,19 @@ pub fn analyse(trace: &Trace, tree: &Tree) -> Profile {
         sync: sync_summary(trace),
         timeline,
         timeline_all_gpu_work,
-    }
+        hardware: hardware_used,
+        perf,
+        diagnosis: None,
+    };
+    let patterns = patterns::detect(trace, tree, &profile);
+    let modelled = modelled_ops(&profile.perf);
+    profile.diagnosis = Some(diagnose::diagnose(
+        &profile,
+        &modelled,
+        hardware.as_ref().map(peaks_of),
+        patterns,
+    ));
+    profile
 }
 
 /// One piece of GPU work with what the analysis needs of it.
@@ -510,7 +638,9 @@ impl Invocations {
 
 /// The category of an op invocation: by name, else by its kernels.
 fn op_category(trace: &Trace, gpu: &GpuWork, op: u32, work: &[u32]) -> Category {
-    let kernels = work.iter().map(|&w| trace.name(&trace.events[gpu.items[w as usize].event as usize]));
+    let kernels = work
+        .iter()
+        .map(|&w| trace.name(&trace.events[gpu.items[w as usize].event as usize]));
     category::of_op_and_kernels(trace.name(&trace.events[op as usize]), kernels)
 }
 
@@ -943,7 +1073,15 @@ fn histogram(values: &[f64], bins: usize) -> Vec<HistogramBin> {
     // first guess from the scaled value, then a correction against the
     // computed edges so values on an edge land where numpy puts them.
     let step = (high - low) / bins as f64;
-    let edges: Vec<f64> = (0..=bins).map(|i| if i == bins { high } else { low + step * i as f64 }).collect();
+    let edges: Vec<f64> = (0..=bins)
+        .map(|i| {
+            if i == bins {
+                high
+            } else {
+                low + step * i as f64
+            }
+        })
+        .collect();
     let mut counts = vec![0u64; bins];
     for &value in values {
         let mut bin = (((value - low) / (high - low)) * bins as f64) as usize;
@@ -958,7 +1096,11 @@ fn histogram(values: &[f64], bins: usize) -> Vec<HistogramBin> {
     counts
         .into_iter()
         .enumerate()
-        .map(|(i, count)| HistogramBin { start: edges[i], end: edges[i + 1], count })
+        .map(|(i, count)| HistogramBin {
+            start: edges[i],
+            end: edges[i + 1],
+            count,
+        })
         .collect()
 }
 

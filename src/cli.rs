@@ -12,7 +12,7 @@ use std::time::Duration;
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use tracegate::analyse::{self, Profile};
+use tracegate::analyse::{self, AnalysisOptions, Profile};
 use tracegate::hardware::{self, Catalog};
 use tracegate::report;
 use tracegate::trace::{self, Trace};
@@ -101,6 +101,39 @@ struct ReportArgs {
     /// No progress bar, even on a terminal.
     #[arg(short, long)]
     quiet: bool,
+
+    #[command(flatten)]
+    hardware: HardwareArgs,
+}
+
+/// Which GPU efficiency is judged against.
+#[derive(Debug, clap::Args)]
+struct HardwareArgs {
+    /// The GPU the trace ran on, overriding detection from deviceProperties: a
+    /// catalog name (`tracegate hardware list`) or an inline spec such as
+    /// `name=mygpu,hbm=3.35,bf16=990,fp32=67` (`base=H100 SXM,hbm=3.0` edits an entry).
+    #[arg(long, value_name = "NAME|SPEC")]
+    hardware: Option<String>,
+
+    /// A YAML catalog that adds GPUs or overrides built-in entries
+    /// (same format as policies/hardware.yaml).
+    #[arg(long, value_name = "FILE")]
+    hardware_file: Option<PathBuf>,
+}
+
+impl HardwareArgs {
+    fn options(&self) -> Result<AnalysisOptions, Failure> {
+        let catalog = catalog(self.hardware_file.as_deref())?;
+        let hardware = match &self.hardware {
+            Some(spec) => Some(
+                catalog
+                    .resolve(spec)
+                    .map_err(|e| Failure::input(format!("--hardware: {e}")))?,
+            ),
+            None => None,
+        };
+        Ok(AnalysisOptions { catalog, hardware })
+    }
 }
 
 /// A failure with its exit code.
@@ -170,9 +203,10 @@ fn report_command(args: &ReportArgs) -> Result<(), Failure> {
             "--format csv writes several files: give --out-dir DIR",
         ));
     }
+    let options = args.hardware.options()?;
     let trace = load_with_progress(&args.trace, args.quiet)?;
     let tree = tree::link(&trace);
-    let profile = analyse::analyse(&trace, &tree);
+    let profile = analyse::analyse_with(&trace, &tree, &options);
     match args.format {
         Format::Csv => {
             let dir = args.out_dir.as_deref().expect("checked above");

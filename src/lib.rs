@@ -13,6 +13,8 @@ pub mod diagnose;
 pub mod error;
 pub mod hardware;
 pub mod ops;
+pub mod perf;
+pub mod perf_model;
 pub mod report;
 pub mod timeline;
 pub mod trace;

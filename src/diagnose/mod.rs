@@ -34,8 +34,8 @@ pub struct ModelledOp {
     pub flops: f64,
     /// Bytes moved by one invocation.
     pub bytes: f64,
-    /// What the peak is looked up by.
-    pub compute_spec: ComputeSpec,
+    /// What the peak is looked up by (`None` for integer or boolean work).
+    pub compute_spec: Option<ComputeSpec>,
 }
 
 /// The peaks of the platform the trace ran on.
@@ -160,7 +160,7 @@ pub struct OpAssessment {
     /// Achieved TB/s (mean over invocations).
     pub achieved_tb_s: f64,
     /// Compute spec the peak was looked up by.
-    pub compute_spec: ComputeSpec,
+    pub compute_spec: Option<ComputeSpec>,
     /// Compute or memory bound (from the ridge point, or the 100/50 FLOP/B
     /// rule of thumb when the hardware is unknown; `None` in between).
     pub bound: Option<Bound>,
@@ -259,7 +259,9 @@ fn assess(
     // flops / µs = MFLOP/s; / 1e6 → TFLOP/s. bytes / µs = MB/s; / 1e6 → TB/s.
     let achieved_tflops = op.flops / mean_us / 1e6;
     let achieved_tb_s = op.bytes / mean_us / 1e6;
-    let peak_tflops = peaks.and_then(|p| p.tflops(op.compute_spec));
+    let peak_tflops = peaks
+        .zip(op.compute_spec)
+        .and_then(|(p, spec)| p.tflops(spec));
     let hbm = peaks.map(|p| p.hbm_tb_s);
     let roofline_per_call_us = match (peak_tflops, hbm) {
         (Some(tflops), Some(tb_s)) if tflops > 0.0 && tb_s > 0.0 => {
@@ -405,6 +407,9 @@ fn elementwise_baseline(ops: &[OpAssessment]) -> (Option<f64>, Vec<String>) {
     let below = ops
         .iter()
         .filter(|op| op.bound == Some(Bound::Memory) && op.share_of_compute >= MIN_SHARE_FOR_EFFICIENCY_PRIORITY)
+        // Matrix-unit families have their own roofline story; the baseline is
+        // for ops that only stream memory.
+        .filter(|op| !matches!(op.family.as_str(), "GEMM" | "SDPA_fwd" | "SDPA_bwd" | "CONV_fwd" | "CONV_bwd"))
         .filter(|op| op.achieved_tb_s < baseline * BELOW_BASELINE_FRACTION)
         .map(|op| {
             format!(
@@ -581,7 +586,7 @@ mod tests {
             kernel_time_us,
             flops: 2.0 * 4096f64.powi(3),
             bytes: 3.0 * 4096.0 * 4096.0 * 2.0,
-            compute_spec: ComputeSpec::MatrixBf16,
+            compute_spec: Some(ComputeSpec::MatrixBf16),
         }
     }
 

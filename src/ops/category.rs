@@ -226,6 +226,9 @@ const ELEMENTWISE_OPS: &[&str] = &[
     "fmod",
     "clone",
     "contiguous",
+    "upsample_nearest1d",
+    "upsample_nearest2d",
+    "upsample_nearest3d",
 ];
 
 const REDUCE_OPS: &[&str] = &[
@@ -315,14 +318,21 @@ pub fn of_op(name: &str) -> Category {
 /// The category of an op from its name, else from its kernels when they all
 /// agree (a CUDA-graph replay or a custom op running GEMMs, say). A backward
 /// op whose kernels look like a forward family gets that family's backward.
-pub fn of_op_and_kernels<'a>(op_name: &str, kernel_names: impl IntoIterator<Item = &'a str>) -> Category {
+pub fn of_op_and_kernels<'a>(
+    op_name: &str,
+    kernel_names: impl IntoIterator<Item = &'a str>,
+) -> Category {
     let by_name = of_op(op_name);
     if by_name != Category::Other {
         return by_name;
     }
     let mut kernels = kernel_names.into_iter().map(of_kernel);
     let first = kernels.next().unwrap_or(Category::Other);
-    let agreed = if kernels.all(|c| c == first) { first } else { Category::Other };
+    let agreed = if kernels.all(|c| c == first) {
+        first
+    } else {
+        Category::Other
+    };
     let is_backward = op_name.contains("backward") || op_name.contains("Backward");
     match agreed {
         Category::ConvFwd if is_backward => Category::ConvBwd,
@@ -406,11 +416,23 @@ mod tests {
     #[test]
     fn ops_fall_back_to_agreeing_kernels() {
         let conv = ["void cudnn::conv2d_grouped_direct_kernel"];
-        assert_eq!(of_op_and_kernels("aten::cudnn_convolution_backward_input", conv), Category::ConvBwd);
+        assert_eq!(
+            of_op_and_kernels("aten::cudnn_convolution_backward_input", conv),
+            Category::ConvBwd
+        );
         assert_eq!(of_op_and_kernels("my::op", conv), Category::ConvFwd);
-        assert_eq!(of_op_and_kernels("my::op", ["gemm_kernel", "void at::native::reduce_kernel"]), Category::Other);
-        assert_eq!(of_op_and_kernels("aten::upsample_nearest1d", []), Category::Elementwise);
-        assert_eq!(of_op_and_kernels("aten::addmm", ["anything"]), Category::Gemm);
+        assert_eq!(
+            of_op_and_kernels("my::op", ["gemm_kernel", "void at::native::reduce_kernel"]),
+            Category::Other
+        );
+        assert_eq!(
+            of_op_and_kernels("aten::upsample_nearest1d", []),
+            Category::Elementwise
+        );
+        assert_eq!(
+            of_op_and_kernels("aten::addmm", ["anything"]),
+            Category::Gemm
+        );
     }
 
     #[test]

@@ -21,6 +21,9 @@ pub fn render_all(profile: &Profile) -> Vec<(&'static str, String)> {
         files.push(("ops_unique_args.csv", ops_unique_args(profile)));
     }
     files.push(("kernel_summary.csv", kernel_summary(profile)));
+    if !profile.ops.is_empty() {
+        files.extend(super::perf_csv::render_all(&profile.perf));
+    }
     files.push(("short_kernels_summary.csv", short_kernels_summary(profile)));
     files.push((
         "short_kernel_histogram.csv",
@@ -30,12 +33,12 @@ pub fn render_all(profile: &Profile) -> Vec<(&'static str, String)> {
 }
 
 /// A CSV under construction, quoting cells as pandas does (only when needed).
-struct Table {
-    text: String,
+pub(crate) struct Table {
+    pub(crate) text: String,
 }
 
 impl Table {
-    fn new(header: &[&str]) -> Table {
+    pub(crate) fn new(header: &[&str]) -> Table {
         let mut table = Table {
             text: String::new(),
         };
@@ -43,7 +46,7 @@ impl Table {
         table
     }
 
-    fn row<'a>(&mut self, cells: impl IntoIterator<Item = Cell<'a>>) {
+    pub(crate) fn row<'a>(&mut self, cells: impl IntoIterator<Item = Cell<'a>>) {
         for (i, cell) in cells.into_iter().enumerate() {
             if i > 0 {
                 self.text.push(',');
@@ -70,7 +73,7 @@ impl Table {
     }
 }
 
-enum Cell<'a> {
+pub(crate) enum Cell<'a> {
     Text(&'a str),
     Float(f64),
     OptFloat(Option<f64>),

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::{human_us, percent};
+use super::{analysis, human_us, percent};
 use crate::analyse::Profile;
 
 /// Escapes trace text for a Markdown table cell.
@@ -54,12 +54,21 @@ pub fn render(profile: &Profile, top: usize) -> String {
         anomalies(&mut out, profile);
         return out;
     }
+    if let Some(diagnosis) = &profile.diagnosis {
+        analysis::executive_summary(&mut out, profile, diagnosis, top);
+        analysis::recommendations(&mut out, diagnosis, top);
+        analysis::detailed(&mut out, diagnosis, top);
+    }
     timeline(&mut out, profile);
     steps(&mut out, profile);
     categories(&mut out, profile);
     ops(&mut out, profile, top);
     kernels(&mut out, profile, top);
+    analysis::unmodelled(&mut out, profile, top);
     anomalies(&mut out, profile);
+    if let Some(diagnosis) = &profile.diagnosis {
+        analysis::appendix(&mut out, profile, diagnosis);
+    }
     let _ = writeln!(
         out,
         "\n<sub>tracegate {} · report schema {}</sub>",

@@ -2,10 +2,12 @@
 //! Markdown or TraceLens-compatible CSV. Renderers return strings; the binary
 //! decides where they go.
 
+pub mod analysis;
 pub mod csv;
 pub mod hardware_table;
 pub mod json;
 pub mod markdown;
+pub mod perf_csv;
 pub mod terminal;
 
 /// Formats microseconds for people: `812 ns`, `15.2 µs`, `3.41 ms`, `2.10 s`.

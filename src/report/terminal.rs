@@ -10,6 +10,7 @@ use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
 use super::markdown::{shorten, summarise_names};
 use super::{human_us, percent};
 use crate::analyse::Profile;
+use crate::diagnose::{Bound, Diagnosis, Priority};
 
 /// How to draw.
 #[derive(Clone, Copy, Debug)]
@@ -144,6 +145,10 @@ pub fn render(profile: &Profile, top: usize, style: Style) -> String {
         );
     }
 
+    if let Some(diagnosis) = &profile.diagnosis {
+        append_diagnosis(&mut out, profile, diagnosis, top, style);
+    }
+
     if profile.steps.len() > 1 {
         let _ = writeln!(out, "\n{}", style.heading("Steps"));
         let mut steps = table(style, &["step", "host", "GPU total", "GPU busy", "idle"]);
@@ -242,6 +247,81 @@ pub fn render(profile: &Profile, top: usize, style: Style) -> String {
     }
     append_anomalies(&mut out, profile, style);
     out
+}
+
+fn append_diagnosis(
+    out: &mut String,
+    profile: &Profile,
+    diagnosis: &Diagnosis,
+    top: usize,
+    style: Style,
+) {
+    let _ = writeln!(
+        out,
+        "\n{} {}",
+        style.heading("Primary bottleneck:"),
+        style.warn(diagnosis.primary.label())
+    );
+    for e in &diagnosis.evidence {
+        let _ = writeln!(out, "  {}: {}  ({})", e.metric, e.value, e.threshold);
+    }
+    let hardware = match &profile.hardware.name {
+        Some(name) => format!("{name} ({})", profile.hardware.how),
+        None => format!(
+            "unknown GPU: {} (no efficiency figures; --hardware NAME supplies them)",
+            profile.hardware.detail
+        ),
+    };
+    let _ = writeln!(out, "  Hardware: {hardware}");
+    let flagged: Vec<_> = diagnosis
+        .ops
+        .iter()
+        .filter(|op| op.priority <= Priority::High)
+        .take(top)
+        .collect();
+    if !flagged.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n{}",
+            style.heading("Prioritised ops (details: --format markdown)")
+        );
+        let mut ops = table(
+            style,
+            &[
+                "priority",
+                "op",
+                "shapes",
+                "time",
+                "share",
+                "efficiency",
+                "bound",
+            ],
+        );
+        for op in flagged {
+            ops.add_row(vec![
+                format!("{:?}", op.priority).to_lowercase(),
+                op.name.clone(),
+                shorten(&op.input_dims, 40),
+                human_us(op.kernel_time_us),
+                format!("{:.1}%", op.share_of_compute),
+                op.efficiency
+                    .map_or("—".to_string(), |e| format!("{e:.1}%")),
+                match op.bound {
+                    Some(Bound::Compute) => "compute".to_string(),
+                    Some(Bound::Memory) => "memory".to_string(),
+                    None => "—".to_string(),
+                },
+            ]);
+        }
+        right_align(&mut ops, 3);
+        let _ = writeln!(out, "{ops}");
+    }
+    for pattern in &diagnosis.patterns {
+        let _ = writeln!(out, "  Pattern: {}", pattern.evidence);
+    }
+    for line in &diagnosis.below_elementwise_baseline {
+        let _ = writeln!(out, "  Below the elementwise baseline: {line}");
+    }
 }
 
 fn append_anomalies(out: &mut String, profile: &Profile, style: Style) {

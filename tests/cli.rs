@@ -640,3 +640,92 @@ fn unknown_flag_is_a_clap_usage_error() {
     assert!(stderr_of(&assert).contains("yaml"));
     tracegate().assert().code(2);
 }
+
+fn json_report_with(args: &[&str]) -> Value {
+    let output = tracegate()
+        .arg("report")
+        .args(args)
+        .arg(fixture("small_cuda.json"))
+        .args(["--format", "json"])
+        .output()
+        .expect("runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("json")
+}
+
+#[test]
+fn hardware_is_detected_or_given() {
+    let detected = json_report_with(&[]);
+    assert_eq!(detected["hardware"]["how"], "detected");
+    assert_eq!(detected["hardware"]["name"], "H100 SXM");
+    let given = json_report_with(&["--hardware", "MI300X"]);
+    assert_eq!(given["hardware"]["how"], "given");
+    assert_eq!(given["hardware"]["hbm_tb_s"], 5.3);
+    let inline = json_report_with(&["--hardware", "name=lab,hbm=2,bf16=100"]);
+    assert_eq!(inline["hardware"]["name"], "lab");
+    assert_eq!(inline["diagnosis"]["peaks"]["hbm_tb_s"], 2.0);
+}
+
+#[test]
+fn bad_hardware_is_a_usage_error() {
+    let output = tracegate()
+        .args(["report", "--hardware", "hbm=fast"])
+        .arg(fixture("small_cuda.json"))
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("--hardware") && stderr.contains("hbm"),
+        "{stderr}"
+    );
+    let output = tracegate()
+        .args(["report", "--hardware", "NoSuchGPU"])
+        .arg(fixture("small_cuda.json"))
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+fn hardware_list_prints_the_catalog_with_sources() {
+    let output = tracegate()
+        .args(["hardware", "list"])
+        .env("COLUMNS", "200")
+        .output()
+        .expect("runs");
+    assert!(output.status.success());
+    let text = String::from_utf8_lossy(&output.stdout);
+    for gpu in [
+        "MI300X",
+        "H100 SXM",
+        "H200 SXM",
+        "A100 80GB",
+        "B200",
+        "MI250X",
+        "L40S",
+        "V100",
+    ] {
+        assert!(text.contains(gpu), "{gpu} missing from:\n{text}");
+    }
+    assert!(text.contains("datasheet"), "sources listed");
+}
+
+#[test]
+fn user_hardware_file_errors_name_line_and_column() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("gpus.yaml");
+    std::fs::write(&file, "gpus:\n  - name: x\n    hbm_tb_s: [oops\n").expect("write");
+    let output = tracegate()
+        .args(["hardware", "list", "--hardware-file"])
+        .arg(&file)
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("gpus.yaml:"), "{stderr}");
+}

@@ -358,12 +358,127 @@ fn short_kernel_histogram_matches_tracelens_bin_for_bin() {
         let theirs = Csv::read(&oracle.join("short_kernel_histogram.csv"));
         let ours = Csv::read(&csv_report(&trace).path().join("short_kernel_histogram.csv"));
         assert_eq!(ours.header, theirs.header, "{}", trace.display());
-        assert_eq!(ours.rows.len(), theirs.rows.len(), "{}: bins", trace.display());
+        assert_eq!(
+            ours.rows.len(),
+            theirs.rows.len(),
+            "{}: bins",
+            trace.display()
+        );
         for (bin, (a, b)) in ours.rows.iter().zip(&theirs.rows).enumerate() {
             assert_eq!(a[2], b[2], "{}: bin {bin} count", trace.display());
             for column in 0..2 {
                 let (x, y): (f64, f64) = (a[column].parse().unwrap(), b[column].parse().unwrap());
-                assert!(relative_difference(x, y) <= 1e-12, "{}: bin {bin} edge {x} vs {y}", trace.display());
+                assert!(
+                    relative_difference(x, y) <= 1e-12,
+                    "{}: bin {bin} edge {x} vs {y}",
+                    trace.display()
+                );
+            }
+        }
+    }
+}
+
+/// The analysis guides' priority rule, recomputed from a row's own figures.
+fn expected_priority(share: f64, efficiency: Option<f64>, in_pattern: bool) -> &'static str {
+    let efficiency = efficiency.filter(|_| share >= 1.0);
+    if share > 15.0 && efficiency.is_some_and(|e| e < 30.0) {
+        "critical"
+    } else if share > 10.0 || efficiency.is_some_and(|e| e < 40.0) {
+        "high"
+    } else if share > 5.0 || in_pattern {
+        "medium"
+    } else {
+        "low"
+    }
+}
+
+#[test]
+fn diagnosis_names_a_bottleneck_and_ranks_ops_by_its_own_numbers() {
+    let Some(corpus) = corpus_dir() else { return };
+    let rank = |p: &str| {
+        ["critical", "high", "medium", "low"]
+            .iter()
+            .position(|x| *x == p)
+            .expect("known priority")
+    };
+    for platform in ["h100", "mi300"] {
+        for trace in corpus_traces(&corpus.join("tracelens").join(platform)) {
+            let output = tracegate()
+                .args(["report", "--format", "json"])
+                .arg(&trace)
+                .output()
+                .expect("runs");
+            assert!(output.status.success(), "{}", trace.display());
+            let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
+            assert!(
+                report["hardware"]["name"].is_string(),
+                "{}: GPU detected",
+                trace.display()
+            );
+            let diagnosis = &report["diagnosis"];
+            let primary = diagnosis["primary"].as_str().expect("primary");
+            assert_ne!(primary, "undetermined", "{}", trace.display());
+            assert!(
+                diagnosis["evidence"]
+                    .as_array()
+                    .is_some_and(|e| e.len() >= 3),
+                "{}",
+                trace.display()
+            );
+            let pattern_ops: Vec<&str> = diagnosis["patterns"]
+                .as_array()
+                .expect("patterns")
+                .iter()
+                .flat_map(|p| {
+                    p["ops"]
+                        .as_array()
+                        .expect("ops")
+                        .iter()
+                        .map(|o| o.as_str().expect("name"))
+                })
+                .collect();
+            let compute_us = report["timeline"]["computation_time"]
+                .as_f64()
+                .expect("computation");
+            let ops = diagnosis["ops"].as_array().expect("ops");
+            assert!(!ops.is_empty(), "{}: modelled ops", trace.display());
+            let mut previous: Option<(usize, f64)> = None;
+            for op in ops {
+                let name = op["name"].as_str().expect("name");
+                let time = op["kernel_time_us"].as_f64().expect("time");
+                let share = op["share_of_compute"].as_f64().expect("share");
+                assert!(
+                    (share - time / compute_us * 100.0).abs() < 1e-9,
+                    "{}: {name} share",
+                    trace.display()
+                );
+                let efficiency = op["efficiency"].as_f64();
+                if let (Some(efficiency), Some(roofline)) =
+                    (efficiency, op["roofline_time_us"].as_f64())
+                {
+                    assert!(
+                        (efficiency - roofline / time * 100.0).abs() < 1e-9,
+                        "{}: {name} efficiency",
+                        trace.display()
+                    );
+                }
+                let priority = op["priority"].as_str().expect("priority");
+                assert_eq!(
+                    priority,
+                    expected_priority(share, efficiency, pattern_ops.contains(&name)),
+                    "{}: {name} (share {share:.2}%, efficiency {efficiency:?})",
+                    trace.display()
+                );
+                // Listed by priority, then by kernel time.
+                let key = (rank(priority), time);
+                if let Some((prev_rank, prev_time)) = previous {
+                    assert!(
+                        prev_rank < key.0 || (prev_rank == key.0 && prev_time >= time),
+                        "{}: order at {name}",
+                        trace.display()
+                    );
+                }
+                previous = Some(key);
             }
         }
     }

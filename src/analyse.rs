@@ -15,6 +15,7 @@ use crate::ops::args::python_repr;
 use crate::ops::category::{self, Category};
 use crate::ops::stats::Stats;
 use crate::perf::{self, PerfReport};
+use crate::perf_model::{self, OpShape};
 use crate::timeline::{Breakdown, Bucket, Interval, IntervalSet, bucket_of};
 use crate::trace::{DeviceProperties, Event, FxHashMap, Kind, LoadCounts, Trace, TrackId};
 use crate::tree::{self, LinkAnomalies, NONE, Tree};
@@ -261,9 +262,27 @@ pub struct UniqueArgs {
     pub kernels: Vec<KernelDetail>,
     /// Kernel names launched by one invocation, in order.
     pub kernel_sequence: Vec<String>,
-    /// Per-invocation direct kernel times, µs, in trace order.
+    /// Per-invocation direct kernel times, µs, in host-time order.
     #[serde(skip)]
     pub samples_us: Vec<f64>,
+    /// Direct kernel time per `ProfilerStep#N` (step number, µs), for
+    /// invocations inside a step.
+    pub step_us: Vec<(u64, f64)>,
+    /// FLOPs and bytes of one invocation, when a perf model covers the op.
+    pub model: Option<OpModel>,
+}
+
+/// The perf model of one invocation of a unique-args row.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct OpModel {
+    /// Perf-model family (`GEMM`, `SDPA_fwd`, `Normalization`, …).
+    pub family: String,
+    /// FLOPs.
+    pub flops: f64,
+    /// Bytes moved.
+    pub bytes: f64,
+    /// The roofline peak it runs at (`None` for integer or boolean work).
+    pub compute_spec: Option<ComputeSpec>,
 }
 
 /// One kernel name within a unique-args row.
@@ -831,6 +850,8 @@ fn unique_args(
                 kernels: kernel_details(trace, gpu, &group.work),
                 kernel_sequence,
                 samples_us: direct,
+                step_us: step_sums(tree, group.ops.iter().map(|&(position, us, _)| (invocations.direct[position].0, us))),
+                model: op_model(trace, *example_op),
             }
         })
         .collect();
@@ -841,6 +862,29 @@ fn unique_args(
             .then(a.example_event.cmp(&b.example_event))
     });
     rows
+}
+
+/// Sums per profiler step of (op event, µs) pairs, by step number.
+fn step_sums(tree: &Tree, ops: impl Iterator<Item = (u32, f64)>) -> Vec<(u64, f64)> {
+    let mut by_step: BTreeMap<u64, f64> = BTreeMap::new();
+    for (op, us) in ops {
+        let step = tree.step[op as usize];
+        if step != NONE {
+            *by_step.entry(tree.steps[step as usize].number).or_default() += us;
+        }
+    }
+    by_step.into_iter().collect()
+}
+
+fn op_model(trace: &Trace, op: u32) -> Option<OpModel> {
+    let event = &trace.events[op as usize];
+    let model = perf_model::model(&OpShape::of_event(trace, event)).ok()?;
+    Some(OpModel {
+        family: model.family.sheet().to_string(),
+        flops: model.flops,
+        bytes: model.bytes,
+        compute_spec: model.compute_spec,
+    })
 }
 
 fn kernel_details(trace: &Trace, gpu: &GpuWork, work: &[u32]) -> Vec<KernelDetail> {

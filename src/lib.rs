@@ -18,4 +18,5 @@ pub mod perf_model;
 pub mod report;
 pub mod timeline;
 pub mod trace;
+pub mod verdict;
 pub mod tree;

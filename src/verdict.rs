@@ -1,0 +1,270 @@
+//! The verdict of a check: findings with severity, impact and priority, the
+//! counts a PR comment leads with, and the exit code they map to.
+//!
+//! Produced by the judge stage (a comparison judged by a policy), consumed by
+//! the renderers (terminal, `comment.md`, `summary.md`, `report.json`) and the
+//! publish edge. Plain data: serialisable, and read back by
+//! `tracegate comment --report report.json`.
+
+use serde::{Deserialize, Serialize};
+
+/// Version of the `report.json` schema written by `check` (docs/REPORT.md).
+pub const VERDICT_SCHEMA_VERSION: u32 = 1;
+
+/// How much a finding matters, as the policy rule that raised it says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// Fails the gate (exit 1).
+    Fail,
+    /// Reported, gate still passes.
+    Warn,
+    /// For information.
+    Info,
+}
+
+impl Severity {
+    /// Lower-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Fail => "fail",
+            Severity::Warn => "warn",
+            Severity::Info => "info",
+        }
+    }
+}
+
+/// What kind of change a finding reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FindingKind {
+    /// An op got slower beyond the threshold, with confidence.
+    Regression,
+    /// An op got faster beyond the threshold, with confidence.
+    Improvement,
+    /// Cross-platform: the op's ratio is outside its expected hardware ratio plus slack.
+    UnexpectedRatio,
+    /// A matched op launches a different sequence of kernels.
+    KernelSelection,
+    /// An op with the same name and call site ran with different shapes.
+    ShapeChanged,
+    /// An op only the candidate has.
+    NewOp,
+    /// An op only the baseline has.
+    MissingOp,
+    /// A GPU-timeline gate (total, busy, idle, exposed comm/memcpy).
+    Timeline,
+    /// An op below the policy's efficiency threshold for its category.
+    Efficiency,
+    /// A per-op budget (time per step, share, regression, count) exceeded.
+    Budget,
+    /// Nothing to compare: no GPU work, no matched ops, a workload on one side only.
+    NothingToCompare,
+}
+
+/// The op a finding is about.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct OpRef {
+    /// Op name.
+    pub name: String,
+    /// `Input Dims` (Python tuple text).
+    pub input_dims: String,
+    /// `Input type`.
+    pub input_type: String,
+    /// `Input Strides`.
+    pub input_strides: String,
+    /// Op category.
+    pub category: String,
+    /// `nn.Module` path, when the trace records modules.
+    pub module_path: Option<String>,
+}
+
+/// Priority of a finding for the reader (critical first).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FindingPriority {
+    /// Large impact on total GPU time.
+    Critical,
+    /// Material impact.
+    High,
+    /// Noticeable.
+    Medium,
+    /// Small.
+    Low,
+}
+
+/// One finding.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    /// The policy rule that raised it (e.g. `regression`, `budgets[2]`, `timeline.idle_percent`).
+    pub rule: String,
+    /// Its severity.
+    pub severity: Severity,
+    /// What kind of change.
+    pub kind: FindingKind,
+    /// The workload (file stem) it belongs to.
+    pub workload: String,
+    /// The op, for op-level findings.
+    pub op: Option<OpRef>,
+    /// What was measured (e.g. `median kernel time per call`, `total_time`).
+    pub metric: String,
+    /// Baseline value (unit in `unit`).
+    pub baseline: Option<f64>,
+    /// Candidate value.
+    pub candidate: Option<f64>,
+    /// Unit of baseline/candidate/limit (`µs`, `%`, `calls`).
+    pub unit: String,
+    /// Relative change, candidate/baseline − 1, in %.
+    pub delta_percent: Option<f64>,
+    /// Confidence interval of the change, in % (low, high).
+    pub interval_percent: Option<(f64, f64)>,
+    /// Cross-platform: the expected candidate/baseline time ratio.
+    pub expected_ratio: Option<f64>,
+    /// The limit the rule compares with.
+    pub limit: Option<f64>,
+    /// Added (positive) or saved (negative) GPU time as a share of the
+    /// baseline's total GPU time, %.
+    pub impact_percent: Option<f64>,
+    /// Priority for the reader.
+    pub priority: FindingPriority,
+    /// One sentence: what changed, in numbers.
+    pub message: String,
+    /// Path A (fusion/algorithmic) recommendation, when one applies.
+    pub path_a: Option<String>,
+    /// Path B (kernel tuning) recommendation, when one applies.
+    pub path_b: Option<String>,
+    /// Kernel-sequence diff (unified format), for kernel-selection findings.
+    pub kernel_diff: Option<String>,
+    /// Replay package written for this finding (relative to the out dir).
+    pub replay_package: Option<String>,
+}
+
+/// Baseline or candidate environment, for the comment's environment table.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct EnvironmentSummary {
+    /// GPU names with counts, e.g. `8 × NVIDIA H100 80GB HBM3`.
+    pub gpus: String,
+    /// Catalog hardware used for expected ratios, when known.
+    pub hardware: Option<String>,
+    /// Runtime: `CUDA 12.4`, `ROCm 6.2` …, when recorded.
+    pub runtime: Option<String>,
+    /// PyTorch version, when recorded.
+    pub pytorch: Option<String>,
+    /// Rank / world size, when distributed.
+    pub distributed: Option<String>,
+    /// How many traces or snapshots this side combines.
+    pub runs: usize,
+}
+
+/// One GPU-timeline metric, baseline vs candidate (µs).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TimelineRow {
+    /// `total_time`, `busy_time`, `idle_time`, `computation_time`,
+    /// `exposed_comm_time`, `exposed_memcpy_time`.
+    pub metric: String,
+    /// Baseline, µs.
+    pub baseline_us: f64,
+    /// Candidate, µs.
+    pub candidate_us: f64,
+    /// Change, %.
+    pub delta_percent: Option<f64>,
+}
+
+/// One workload's comparison summary.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadSummary {
+    /// Workload name (file stem).
+    pub name: String,
+    /// Baseline environment.
+    pub baseline: EnvironmentSummary,
+    /// Candidate environment.
+    pub candidate: EnvironmentSummary,
+    /// Whether the two sides ran on different hardware.
+    pub cross_platform: bool,
+    /// GPU timeline, baseline vs candidate.
+    pub timeline: Vec<TimelineRow>,
+    /// Op rows matched exactly.
+    pub matched: usize,
+    /// Matched rows with no finding.
+    pub unchanged: usize,
+    /// Notes that are not findings (e.g. "one sample per op: no confidence interval").
+    pub notes: Vec<String>,
+}
+
+/// Finding counts for the headline.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    /// Regressions (any severity).
+    pub regressions: usize,
+    /// Warn-severity findings.
+    pub warnings: usize,
+    /// Fail-severity findings.
+    pub failures: usize,
+    /// Improvements.
+    pub improvements: usize,
+    /// Matched op rows without a finding.
+    pub unchanged: usize,
+    /// New ops.
+    pub new: usize,
+    /// Missing ops.
+    pub missing: usize,
+}
+
+/// The outcome.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// No fail finding.
+    Pass,
+    /// At least one fail finding.
+    Fail,
+}
+
+impl Outcome {
+    /// The process exit code: 0 pass, 1 fail.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Outcome::Pass => 0,
+            Outcome::Fail => 1,
+        }
+    }
+}
+
+/// The verdict: what `report.json` holds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// [`VERDICT_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// tracegate version.
+    pub tracegate_version: String,
+    /// Pass or fail.
+    pub outcome: Outcome,
+    /// One line, e.g. `❌ 2 regressions fail the gate`.
+    pub headline: String,
+    /// Counts over all workloads.
+    pub counts: Counts,
+    /// Per-workload summaries.
+    pub workloads: Vec<WorkloadSummary>,
+    /// All findings, most important first (severity, then priority, then impact).
+    pub findings: Vec<Finding>,
+    /// The policy file used (or `built-in default`).
+    pub policy: String,
+}
+
+impl Verdict {
+    /// Sorts findings: fail before warn before info, then priority, then
+    /// larger absolute impact first.
+    pub fn sort_findings(&mut self) {
+        self.findings.sort_by(|a, b| {
+            a.severity
+                .cmp(&b.severity)
+                .then(a.priority.cmp(&b.priority))
+                .then(
+                    b.impact_percent
+                        .unwrap_or(0.0)
+                        .abs()
+                        .total_cmp(&a.impact_percent.unwrap_or(0.0).abs()),
+                )
+        });
+    }
+}

@@ -850,7 +850,13 @@ fn unique_args(
                 kernels: kernel_details(trace, gpu, &group.work),
                 kernel_sequence,
                 samples_us: direct,
-                step_us: step_sums(tree, group.ops.iter().map(|&(position, us, _)| (invocations.direct[position].0, us))),
+                step_us: step_sums(
+                    tree,
+                    group
+                        .ops
+                        .iter()
+                        .map(|&(position, us, _)| (invocations.direct[position].0, us)),
+                ),
                 model: op_model(trace, *example_op),
             }
         })

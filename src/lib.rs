@@ -9,14 +9,19 @@
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod analyse;
+pub mod compare;
 pub mod diagnose;
 pub mod error;
 pub mod hardware;
+pub mod judge;
 pub mod ops;
 pub mod perf;
 pub mod perf_model;
+pub mod policy;
 pub mod report;
+pub mod snapshot;
+pub mod stats;
 pub mod timeline;
 pub mod trace;
-pub mod verdict;
 pub mod tree;
+pub mod verdict;

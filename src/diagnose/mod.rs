@@ -350,7 +350,7 @@ pub fn priority(share_of_compute: f64, efficiency: Option<f64>, in_pattern: bool
 }
 
 /// Path A (fusion/algorithmic) and Path B (kernel tuning) for a family.
-fn paths(family: &str, bound: Option<Bound>) -> (String, String) {
+pub fn paths(family: &str, bound: Option<Bound>) -> (String, String) {
     let replay = "a replay package reproduces the call for the kernel team";
     let (a, b): (&str, String) = match family {
         "GEMM" => (

@@ -4,6 +4,8 @@
 
 pub mod analysis;
 pub mod csv;
+pub mod gate;
+pub mod github;
 pub mod hardware_table;
 pub mod json;
 pub mod markdown;

@@ -1,7 +1,10 @@
 //! Command-line surface: clap definitions, dispatch, output files, exit codes.
 //!
-//! Exit codes: 0 ok, 2 bad usage or unreadable input, 3 internal error
-//! (a bug: please report it). `check` will add 1 for a failed gate.
+//! Exit codes: 0 ok (a passed gate, warnings allowed), 1 the gate failed (a
+//! fail-severity finding), 2 bad usage or unreadable input, 3 internal error
+//! (a bug: please report it).
+
+mod check;
 
 use std::fs;
 use std::io::{self, IsTerminal, Write};
@@ -14,6 +17,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use tracegate::analyse::{self, AnalysisOptions, Profile};
 use tracegate::hardware::{self, Catalog};
+use tracegate::policy::{self, Policy};
 use tracegate::report;
 use tracegate::trace::{self, Trace};
 use tracegate::tree;
@@ -31,11 +35,96 @@ struct Cli {
 enum Command {
     /// Analyse one trace: GPU timeline, op categories, top ops and kernels, anomalies.
     Report(ReportArgs),
+    /// Write the compact, versioned profile of a trace to store as a baseline.
+    Snapshot(SnapshotArgs),
+    /// The gate: compare a candidate with its baseline under a policy (exit 1 on a failing finding).
+    Check(CheckArgs),
+    /// Validate a policy file, or write the commented default one.
+    Policy {
+        #[command(subcommand)]
+        command: PolicyCommand,
+    },
     /// The hardware catalog used for roofline efficiency.
     Hardware {
         #[command(subcommand)]
         command: HardwareCommand,
     },
+}
+
+#[derive(Debug, Subcommand)]
+enum PolicyCommand {
+    /// Check a policy file: exit 0 and a summary when valid, exit 2 with FILE:LINE:COLUMN when not.
+    Check {
+        /// The policy file (YAML).
+        file: PathBuf,
+    },
+    /// Write the commented default policy (to stdout, or to FILE).
+    Init {
+        /// Where to write it; refuses to overwrite an existing file without --force.
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+        /// Overwrite FILE if it exists.
+        #[arg(long)]
+        force: bool,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+struct SnapshotArgs {
+    /// The trace: Kineto JSON, plain or gzip-compressed.
+    trace: PathBuf,
+
+    /// Where to write the snapshot (gzip JSON, e.g. baseline.json.gz).
+    #[arg(short, long, value_name = "FILE")]
+    output: PathBuf,
+
+    /// No progress bar, even on a terminal.
+    #[arg(short, long)]
+    quiet: bool,
+
+    #[command(flatten)]
+    hardware: HardwareArgs,
+}
+
+#[derive(Debug, clap::Args)]
+struct CheckArgs {
+    /// Baseline: a trace or snapshot, or a directory of them (one per workload,
+    /// paired with the candidate's by file name). Repeat for a window of
+    /// earlier runs: run-to-run noise is then measured from them.
+    #[arg(long, required = true, value_name = "PATH")]
+    baseline: Vec<PathBuf>,
+
+    /// Candidate: a trace or snapshot, or a directory of them.
+    #[arg(long, value_name = "PATH")]
+    candidate: PathBuf,
+
+    /// The policy (YAML); default: the built-in policies/default.yaml.
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
+
+    /// Write report.json, comment.md and summary.md here.
+    #[arg(long, value_name = "DIR")]
+    out_dir: Option<PathBuf>,
+
+    /// A directory whose comment.md.j2 / summary.md.j2 replace the built-in templates.
+    #[arg(long, value_name = "DIR")]
+    template_dir: Option<PathBuf>,
+
+    /// Key of the hidden comment marker, so a matrix of jobs keeps one comment each.
+    #[arg(long, default_value = "default", value_name = "KEY")]
+    comment_key: String,
+
+    /// How many findings the terminal table lists.
+    #[arg(long, default_value_t = 15, value_name = "N")]
+    top: usize,
+
+    /// Colour the terminal output.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    color: ColorChoice,
+
+    /// No progress bar, even on a terminal.
+    #[arg(short, long)]
+    quiet: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -168,7 +257,7 @@ pub fn run() -> ExitCode {
     };
     let outcome = std::panic::catch_unwind(|| dispatch(cli));
     match outcome {
-        Ok(Ok(())) => ExitCode::SUCCESS,
+        Ok(Ok(code)) => ExitCode::from(code),
         Ok(Err(failure)) => {
             eprintln!("error: {}", failure.message);
             ExitCode::from(failure.code)
@@ -182,9 +271,26 @@ pub fn run() -> ExitCode {
     }
 }
 
-fn dispatch(cli: Cli) -> Result<(), Failure> {
+fn dispatch(cli: Cli) -> Result<u8, Failure> {
     match cli.command {
-        Command::Report(args) => report_command(&args),
+        Command::Report(args) => report_command(&args).map(|()| 0),
+        Command::Snapshot(args) => snapshot_command(&args).map(|()| 0),
+        Command::Check(args) => check_command(&args),
+        Command::Policy {
+            command: PolicyCommand::Check { file },
+        } => {
+            let summary = policy::check_file(&file).map_err(|e| Failure::input(e.to_string()))?;
+            emit(None, &summary.to_string()).map(|()| 0)
+        }
+        Command::Policy {
+            command: PolicyCommand::Init { output, force },
+        } => match output {
+            Some(path) if path.exists() && !force => Err(Failure::input(format!(
+                "{}: already exists; pass --force to overwrite it",
+                path.display()
+            ))),
+            target => emit(target.as_deref(), policy::init_text()).map(|()| 0),
+        },
         Command::Hardware {
             command: HardwareCommand::List { hardware_file },
         } => {
@@ -193,6 +299,7 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
                 None,
                 &report::hardware_table::render(&catalog, terminal_width()),
             )
+            .map(|()| 0)
         }
     }
 }
@@ -250,6 +357,51 @@ fn catalog(user_file: Option<&Path>) -> Result<Catalog, Failure> {
         }
         None => Ok(builtin),
     }
+}
+
+fn color_enabled(choice: ColorChoice) -> bool {
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
+    }
+}
+
+fn snapshot_command(args: &SnapshotArgs) -> Result<(), Failure> {
+    let options = args.hardware.options()?;
+    let snapshot = check::snapshot_of_trace(&args.trace, &options, args.quiet)?;
+    snapshot
+        .write_path(&args.output)
+        .map_err(|e| Failure::input(format!("{}: cannot write: {e}", args.output.display())))
+}
+
+fn check_command(args: &CheckArgs) -> Result<u8, Failure> {
+    let policy = match &args.policy {
+        Some(path) => Policy::load(path).map_err(|e| Failure::input(e.to_string()))?,
+        None => Policy::default(),
+    };
+    let verdict = check::check(&args.baseline, &args.candidate, &policy, args.quiet)?;
+    let annotations = check::write_outputs(
+        &verdict,
+        &check::OutputOptions {
+            out_dir: args.out_dir.as_deref(),
+            template_dir: args.template_dir.as_deref(),
+            comment_key: &args.comment_key,
+        },
+    )?;
+    let style = report::terminal::Style {
+        color: color_enabled(args.color),
+        width: terminal_width(),
+    };
+    let mut text = report::gate::render_terminal(&verdict, args.top, style);
+    for line in annotations {
+        text.push_str(&line);
+        text.push('\n');
+    }
+    emit(None, &text)?;
+    Ok(verdict.outcome.exit_code())
 }
 
 fn terminal_width() -> u16 {

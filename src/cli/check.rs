@@ -1,0 +1,259 @@
+//! `snapshot` and `check`: the I/O around the gate — reading traces and
+//! snapshots (files or directories of workloads), pairing workloads,
+//! writing the report files and the GitHub Actions outputs.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use tracegate::analyse::{self, AnalysisOptions};
+use tracegate::compare::{self, CompareOptions};
+use tracegate::hardware::Hardware;
+use tracegate::judge::{self, Workload};
+use tracegate::policy::{HardwareChoice, Policy};
+use tracegate::report::{gate, github};
+use tracegate::snapshot::{self, Snapshot};
+use tracegate::tree;
+use tracegate::verdict::Verdict;
+
+use super::{Failure, load_with_progress};
+
+/// A snapshot with the hardware it was judged on.
+pub struct Side {
+    /// The profile.
+    pub snapshot: Snapshot,
+    /// Catalog hardware, when known.
+    pub hardware: Option<Hardware>,
+}
+
+/// Reads one trace or snapshot (detected by content) into a snapshot.
+pub fn read_input(
+    path: &Path,
+    choice: &HardwareChoice,
+    policy: &Policy,
+    quiet: bool,
+) -> Result<Side, Failure> {
+    let is_snapshot = snapshot::is_snapshot(path)
+        .map_err(|e| Failure::input(format!("{}: cannot read: {e}", path.display())))?;
+    let snapshot = if is_snapshot {
+        Snapshot::load_path(path).map_err(|e| Failure::input(e.to_string()))?
+    } else {
+        let options = AnalysisOptions {
+            catalog: policy.hardware.catalog.clone(),
+            hardware: choice.hardware().cloned(),
+        };
+        snapshot_of_trace(path, &options, quiet)?
+    };
+    let hardware = match choice.hardware() {
+        Some(given) => Some(given.clone()),
+        None => snapshot
+            .fingerprint
+            .catalog_hardware(&policy.hardware.catalog),
+    };
+    Ok(Side { snapshot, hardware })
+}
+
+/// Loads, links and analyses a trace into a snapshot.
+pub fn snapshot_of_trace(
+    path: &Path,
+    options: &AnalysisOptions,
+    quiet: bool,
+) -> Result<Snapshot, Failure> {
+    let (sha256, bytes) = snapshot::sha256_file(path)
+        .map_err(|e| Failure::input(format!("{}: cannot read: {e}", path.display())))?;
+    let trace = load_with_progress(path, quiet)?;
+    let tree = tree::link(&trace);
+    let profile = analyse::analyse_with(&trace, &tree, options);
+    let mut snapshot = Snapshot::from_profile(&profile, sha256, bytes);
+    snapshot.fingerprint.pytorch_version = snapshot::pytorch_version(&trace.metadata);
+    Ok(snapshot)
+}
+
+/// The trace or snapshot files of a directory, by workload name.
+fn workload_files(dir: &Path) -> Result<BTreeMap<String, PathBuf>, Failure> {
+    let entries = fs::read_dir(dir)
+        .map_err(|e| Failure::input(format!("{}: cannot read directory: {e}", dir.display())))?;
+    let mut files = BTreeMap::new();
+    for entry in entries {
+        let path = entry
+            .map_err(|e| Failure::input(format!("{}: {e}", dir.display())))?
+            .path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if path.is_file() && (name.ends_with(".json") || name.ends_with(".json.gz")) {
+            if let Some(previous) = files.insert(snapshot::workload_name(&path), path.clone()) {
+                return Err(Failure::input(format!(
+                    "{} and {} are the same workload: keep one",
+                    previous.display(),
+                    path.display()
+                )));
+            }
+        }
+    }
+    if files.is_empty() {
+        return Err(Failure::input(format!(
+            "{}: no .json or .json.gz traces or snapshots",
+            dir.display()
+        )));
+    }
+    Ok(files)
+}
+
+/// One workload's inputs: its name, its baseline runs, its candidate.
+type WorkloadInputs = (String, Vec<PathBuf>, Option<PathBuf>);
+
+/// Pairs baselines with the candidate into workloads: files compare as one
+/// workload; directories pair files by workload name.
+pub fn pair_inputs(
+    baselines: &[PathBuf],
+    candidate: &Path,
+) -> Result<Vec<WorkloadInputs>, Failure> {
+    if !candidate.is_dir() {
+        if let Some(dir) = baselines.iter().find(|b| b.is_dir()) {
+            return Err(Failure::input(format!(
+                "--baseline {} is a directory but --candidate {} is a file: give both as files or both as directories",
+                dir.display(),
+                candidate.display()
+            )));
+        }
+        return Ok(vec![(
+            snapshot::workload_name(candidate),
+            baselines.to_vec(),
+            Some(candidate.to_path_buf()),
+        )]);
+    }
+    let candidates = workload_files(candidate)?;
+    let mut by_name: BTreeMap<String, (Vec<PathBuf>, Option<PathBuf>)> = BTreeMap::new();
+    for baseline in baselines {
+        if !baseline.is_dir() {
+            return Err(Failure::input(format!(
+                "--candidate {} is a directory but --baseline {} is a file: give both as directories",
+                candidate.display(),
+                baseline.display()
+            )));
+        }
+        for (name, path) in workload_files(baseline)? {
+            by_name.entry(name).or_default().0.push(path);
+        }
+    }
+    for (name, path) in candidates {
+        by_name.entry(name).or_default().1 = Some(path);
+    }
+    Ok(by_name
+        .into_iter()
+        .map(|(name, (b, c))| (name, b, c))
+        .collect())
+}
+
+/// Compares every workload and judges them.
+pub fn check(
+    baselines: &[PathBuf],
+    candidate: &Path,
+    policy: &Policy,
+    quiet: bool,
+) -> Result<Verdict, Failure> {
+    let pairs = pair_inputs(baselines, candidate)?;
+    let mut sides: Vec<(String, Vec<Side>, Option<Side>)> = Vec::new();
+    for (name, baseline_paths, candidate_path) in pairs {
+        let baseline_sides = baseline_paths
+            .iter()
+            .map(|p| read_input(p, &policy.hardware.baseline, policy, quiet))
+            .collect::<Result<Vec<_>, _>>()?;
+        let candidate_side = candidate_path
+            .map(|p| read_input(&p, &policy.hardware.candidate, policy, quiet))
+            .transpose()?;
+        sides.push((name, baseline_sides, candidate_side));
+    }
+    let mut workloads = Vec::new();
+    for (name, baseline_sides, candidate_side) in &sides {
+        let workload = match (baseline_sides.is_empty(), candidate_side) {
+            (true, _) => Workload::OnlyCandidate(name.clone()),
+            (false, None) => Workload::OnlyBaseline(name.clone()),
+            (false, Some(candidate)) => {
+                let baseline_hardware = baseline_sides.iter().find_map(|s| s.hardware.clone());
+                let options = CompareOptions {
+                    baseline_hardware: baseline_hardware.clone(),
+                    candidate_hardware: candidate.hardware.clone(),
+                    confidence: policy.noise.confidence,
+                    resamples: policy.noise.resamples as usize,
+                    seed: policy.noise.seed,
+                };
+                let snapshots: Vec<Snapshot> =
+                    baseline_sides.iter().map(|s| s.snapshot.clone()).collect();
+                Workload::Compared {
+                    comparison: compare::compare(&snapshots, &candidate.snapshot, &options),
+                    candidate: &candidate.snapshot,
+                    baseline_hardware,
+                    candidate_hardware: candidate.hardware.clone(),
+                }
+            }
+        };
+        workloads.push(workload);
+    }
+    Ok(judge::judge(&workloads, policy))
+}
+
+/// Where the report files go and how the comment is rendered.
+pub struct OutputOptions<'a> {
+    /// `--out-dir`.
+    pub out_dir: Option<&'a Path>,
+    /// `--template-dir`.
+    pub template_dir: Option<&'a Path>,
+    /// `--comment-key`.
+    pub comment_key: &'a str,
+}
+
+/// Writes report.json, comment.md and summary.md; under GitHub Actions also
+/// the step summary, the step outputs and the annotations (to stdout).
+pub fn write_outputs(verdict: &Verdict, options: &OutputOptions) -> Result<Vec<String>, Failure> {
+    let template_error = |e: gate::TemplateError| Failure::input(e.to_string());
+    let comment = gate::render_comment(verdict, options.comment_key, options.template_dir)
+        .map_err(template_error)?;
+    let summary = gate::render_summary(verdict, options.template_dir).map_err(template_error)?;
+    let mut paths = (None, None, None);
+    if let Some(dir) = options.out_dir {
+        fs::create_dir_all(dir).map_err(|e| {
+            Failure::input(format!("{}: cannot create directory: {e}", dir.display()))
+        })?;
+        let write = |name: &str, text: &str| -> Result<PathBuf, Failure> {
+            let path = dir.join(name);
+            fs::write(&path, text)
+                .map_err(|e| Failure::input(format!("{}: cannot write: {e}", path.display())))?;
+            Ok(path)
+        };
+        paths = (
+            Some(write("report.json", &gate::render_report_json(verdict))?),
+            Some(write("comment.md", &comment)?),
+            Some(write("summary.md", &summary)?),
+        );
+    }
+    let mut annotations = Vec::new();
+    if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
+        if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY") {
+            append(Path::new(&path), &summary)?;
+        }
+        if let Some(path) = std::env::var_os("GITHUB_OUTPUT") {
+            let outputs = github::OutputPaths {
+                report: paths.0.as_deref(),
+                comment: paths.1.as_deref(),
+                summary: paths.2.as_deref(),
+            };
+            append(
+                Path::new(&path),
+                &github::github_output_lines(verdict, &outputs),
+            )?;
+        }
+        annotations = github::annotations(verdict);
+    }
+    Ok(annotations)
+}
+
+fn append(path: &Path, text: &str) -> Result<(), Failure> {
+    let mut file = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|e| Failure::input(format!("{}: cannot open: {e}", path.display())))?;
+    file.write_all(text.as_bytes())
+        .map_err(|e| Failure::input(format!("{}: cannot write: {e}", path.display())))
+}

@@ -1,0 +1,524 @@
+//! Deterministic statistics for the gate: a seeded PRNG, bootstrap confidence
+//! intervals and p-values for the ratio of two medians, the Benjamini–Hochberg
+//! adjustment, and a run-to-run noise estimator.
+//!
+//! Everything here is a pure function of its inputs and a seed: the same
+//! samples and seed give the same interval on every machine, so a CI verdict
+//! never flips between reruns of the same comparison.
+//!
+//! # Methods
+//!
+//! - **Percentile bootstrap** (Efron & Tibshirani, *An Introduction to the
+//!   Bootstrap*, 1993, ch. 13): resample each side with replacement, compute
+//!   the statistic (candidate median / baseline median) on every resample, and
+//!   take the `α/2` and `1 − α/2` quantiles of those replicates as the
+//!   interval. Quantiles interpolate linearly between order statistics
+//!   (Hyndman & Fan's type 7, numpy's default).
+//! - **Paired bootstrap** (same book, ch. 9 and 13 applied to pairs): when
+//!   the two samples are the same invocations of the same workload (the i-th
+//!   call of an op in the baseline is the i-th call in the candidate), whole
+//!   pairs are resampled, so variation shared by both runs (layer position,
+//!   cache state, input) cancels.
+//! - **Bootstrap p-value** (Efron & Tibshirani, ch. 16, the achieved
+//!   significance level): for H₀ "ratio ≤ t" against "ratio > t", the share
+//!   of replicates at or below `t`. It is the p-value that inverts the
+//!   one-sided percentile interval: the lower `1 − p` bound exceeds `t`
+//!   exactly when the share is below `p`. A share of 0 means "below 1/B".
+//! - **Benjamini–Hochberg** (Benjamini & Hochberg, "Controlling the false
+//!   discovery rate", J. R. Statist. Soc. B 57 (1995) 289–300): step-up
+//!   adjusted p-values; rejecting those ≤ q controls the false discovery rate
+//!   at q for independent (or positively dependent) tests.
+
+use serde::Serialize;
+
+/// SplitMix64 (Steele, Lea & Flood, "Fast splittable pseudorandom number
+/// generators", OOPSLA 2014; the constants of Vigna's reference code): a
+/// 64-bit state advanced by a Weyl sequence and mixed by a bijective
+/// finaliser. Small, fast, and statistically good enough for resampling.
+#[derive(Clone, Debug)]
+pub struct SplitMix64 {
+    state: u64,
+}
+
+impl SplitMix64 {
+    /// A generator started from `seed`.
+    pub fn new(seed: u64) -> SplitMix64 {
+        SplitMix64 { state: seed }
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A uniform index in `0..n` (`n > 0`), by Lemire's multiply-shift
+    /// (bias below 2⁻⁵⁸ for the sample sizes used here).
+    pub fn below(&mut self, n: usize) -> usize {
+        ((u128::from(self.next_u64()) * n as u128) >> 64) as usize
+    }
+}
+
+/// FNV-1a over byte strings separated by a 0xFF byte: a stable per-row seed
+/// component, so a row's interval depends on its own key and data only, not
+/// on where it sits in a table.
+pub fn seed_from_parts(seed: u64, parts: &[&str]) -> u64 {
+    let mut hash: u64 = 0xCBF2_9CE4_8422_2325 ^ seed;
+    for part in parts {
+        for &byte in part.as_bytes().iter().chain(std::iter::once(&0xFF)) {
+            hash ^= u64::from(byte);
+            hash = hash.wrapping_mul(0x0000_0100_0000_01B3);
+        }
+    }
+    hash
+}
+
+/// The median (mean of the two middle values for an even count); `None`
+/// for no values. NaNs sort last ([`f64::total_cmp`]).
+pub fn median(values: &[f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut scratch = values.to_vec();
+    Some(median_in_place(&mut scratch))
+}
+
+/// The median of a non-empty buffer, reordering it (linear-time selection).
+fn median_in_place(values: &mut [f64]) -> f64 {
+    let n = values.len();
+    let mid = n / 2;
+    let (left, upper, _) = values.select_nth_unstable_by(mid, f64::total_cmp);
+    let upper = *upper;
+    if n % 2 == 1 {
+        upper
+    } else {
+        let lower = left
+            .iter()
+            .copied()
+            .max_by(f64::total_cmp)
+            .expect("an even count ≥ 2 has a left half");
+        (lower + upper) / 2.0
+    }
+}
+
+/// The `q` quantile (0 ≤ q ≤ 1) of sorted values by linear interpolation
+/// between order statistics (Hyndman & Fan type 7, numpy's default);
+/// `None` for no values.
+pub fn quantile_sorted(sorted: &[f64], q: f64) -> Option<f64> {
+    let last = sorted.len().checked_sub(1)?;
+    let position = q.clamp(0.0, 1.0) * last as f64;
+    let below = position.floor() as usize;
+    let above = position.ceil() as usize;
+    let fraction = position - below as f64;
+    Some(sorted[below] + (sorted[above] - sorted[below]) * fraction)
+}
+
+/// `candidate / baseline`, with the edge cases of zero times: 0/0 is 1 (no
+/// change), x/0 is +∞.
+pub fn ratio(candidate: f64, baseline: f64) -> f64 {
+    if baseline > 0.0 {
+        candidate / baseline
+    } else if candidate > 0.0 {
+        f64::INFINITY
+    } else {
+        1.0
+    }
+}
+
+/// The largest relative deviation of the values from their median,
+/// `max |vᵢ / median − 1|`: the run-to-run noise of a figure measured once
+/// per run over a window of runs. A range-based estimator, chosen because
+/// windows are small (2–10 runs) and it is easy to read: "runs differ from
+/// their typical value by up to 4%". `None` with fewer than two values;
+/// `Some(0)` when they are all equal (zero too); +∞ when the median is 0 and
+/// some value is not.
+pub fn max_relative_deviation(values: &[f64]) -> Option<f64> {
+    if values.len() < 2 {
+        return None;
+    }
+    let center = median(values)?;
+    Some(
+        values
+            .iter()
+            .map(|&v| (ratio(v, center) - 1.0).abs())
+            .fold(0.0, f64::max),
+    )
+}
+
+/// A confidence interval of a ratio.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct RatioInterval {
+    /// Lower bound.
+    pub low: f64,
+    /// Upper bound.
+    pub high: f64,
+}
+
+impl RatioInterval {
+    /// Whether `value` lies in the closed interval.
+    pub fn contains(&self, value: f64) -> bool {
+        self.low <= value && value <= self.high
+    }
+}
+
+/// How the two samples were resampled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Resampling {
+    /// Each side on its own.
+    Independent,
+    /// Whole (baseline, candidate) pairs, for samples of equal length
+    /// taken in the same order.
+    Paired,
+    /// Not resampled: fewer than two samples on a side.
+    None,
+}
+
+/// The ratio of medians (candidate / baseline) with its bootstrap interval.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RatioEstimate {
+    /// median(candidate) / median(baseline) on the samples given (see
+    /// [`ratio`] for zeros).
+    pub ratio: f64,
+    /// The percentile-bootstrap interval at [`RatioEstimate::confidence`];
+    /// `None` when a side has fewer than two samples: a single sample says
+    /// nothing about its spread, so no confidence is claimed.
+    pub interval: Option<RatioInterval>,
+    /// Two-sided confidence level of `interval` (e.g. 0.95).
+    pub confidence: f64,
+    /// Baseline samples.
+    pub n_baseline: usize,
+    /// Candidate samples.
+    pub n_candidate: usize,
+    /// How they were resampled.
+    pub resampling: Resampling,
+    /// Bootstrap replicates drawn (0 when not resampled).
+    pub resamples: usize,
+    /// The bootstrap replicates of the ratio, sorted ascending (empty when
+    /// not resampled). Kept for p-values and intervals at other levels; not
+    /// serialised.
+    #[serde(skip)]
+    pub replicates: Vec<f64>,
+}
+
+impl RatioEstimate {
+    /// Whether an interval exists (both sides had two or more samples).
+    pub fn has_interval(&self) -> bool {
+        self.interval.is_some()
+    }
+
+    /// One-sided bootstrap p-value for "ratio > `threshold`" (H₀: ratio ≤
+    /// threshold): the share of replicates ≤ `threshold` (Efron & Tibshirani
+    /// ch. 16). `None` without replicates. 0 means below 1/B.
+    pub fn p_value_above(&self, threshold: f64) -> Option<f64> {
+        if self.replicates.is_empty() {
+            return None;
+        }
+        let at_or_below = self.replicates.partition_point(|&r| r <= threshold);
+        Some(at_or_below as f64 / self.replicates.len() as f64)
+    }
+
+    /// One-sided bootstrap p-value for "ratio < `threshold`" (an
+    /// improvement): the share of replicates ≥ `threshold`. `None` without
+    /// replicates.
+    pub fn p_value_below(&self, threshold: f64) -> Option<f64> {
+        if self.replicates.is_empty() {
+            return None;
+        }
+        let below = self.replicates.partition_point(|&r| r < threshold);
+        Some((self.replicates.len() - below) as f64 / self.replicates.len() as f64)
+    }
+
+    /// The two-sided percentile interval at another confidence level (for
+    /// example a false-coverage-adjusted one, Benjamini & Yekutieli 2005:
+    /// `1 − R·q/m` for R selected rows of m). `None` without replicates.
+    pub fn interval_at(&self, confidence: f64) -> Option<RatioInterval> {
+        percentile_interval(&self.replicates, confidence)
+    }
+}
+
+fn percentile_interval(sorted: &[f64], confidence: f64) -> Option<RatioInterval> {
+    let alpha = (1.0 - confidence).clamp(0.0, 1.0);
+    Some(RatioInterval {
+        low: quantile_sorted(sorted, alpha / 2.0)?,
+        high: quantile_sorted(sorted, 1.0 - alpha / 2.0)?,
+    })
+}
+
+/// The ratio of medians `median(candidate) / median(baseline)` with a
+/// percentile-bootstrap confidence interval, the two samples resampled
+/// independently (Efron & Tibshirani ch. 13). Deterministic for a given
+/// `seed`. With fewer than two samples on either side (or `resamples` = 0)
+/// there is no interval; with an empty side the ratio is NaN.
+pub fn ratio_of_medians_ci(
+    baseline: &[f64],
+    candidate: &[f64],
+    confidence: f64,
+    resamples: usize,
+    seed: u64,
+) -> RatioEstimate {
+    bootstrap(baseline, candidate, confidence, resamples, seed, false)
+}
+
+/// Like [`ratio_of_medians_ci`], but resampling whole pairs
+/// `(baseline[i], candidate[i])`: for two runs of the same workload whose
+/// samples line up (same op, same call order). Falls back to independent
+/// resampling when the lengths differ.
+pub fn paired_ratio_of_medians_ci(
+    baseline: &[f64],
+    candidate: &[f64],
+    confidence: f64,
+    resamples: usize,
+    seed: u64,
+) -> RatioEstimate {
+    let paired = baseline.len() == candidate.len();
+    bootstrap(baseline, candidate, confidence, resamples, seed, paired)
+}
+
+fn bootstrap(
+    baseline: &[f64],
+    candidate: &[f64],
+    confidence: f64,
+    resamples: usize,
+    seed: u64,
+    paired: bool,
+) -> RatioEstimate {
+    let point = match (median(baseline), median(candidate)) {
+        (Some(b), Some(c)) => ratio(c, b),
+        _ => f64::NAN,
+    };
+    let mut estimate = RatioEstimate {
+        ratio: point,
+        interval: None,
+        confidence,
+        n_baseline: baseline.len(),
+        n_candidate: candidate.len(),
+        resampling: Resampling::None,
+        resamples: 0,
+        replicates: Vec::new(),
+    };
+    if baseline.len() < 2 || candidate.len() < 2 || resamples == 0 {
+        return estimate;
+    }
+    let mut rng = SplitMix64::new(seed);
+    let mut base = vec![0.0; baseline.len()];
+    let mut cand = vec![0.0; candidate.len()];
+    let mut replicates = Vec::with_capacity(resamples);
+    for _ in 0..resamples {
+        if paired {
+            for (b, c) in base.iter_mut().zip(cand.iter_mut()) {
+                let i = rng.below(baseline.len());
+                *b = baseline[i];
+                *c = candidate[i];
+            }
+        } else {
+            for b in base.iter_mut() {
+                *b = baseline[rng.below(baseline.len())];
+            }
+            for c in cand.iter_mut() {
+                *c = candidate[rng.below(candidate.len())];
+            }
+        }
+        replicates.push(ratio(
+            median_in_place(&mut cand),
+            median_in_place(&mut base),
+        ));
+    }
+    replicates.sort_by(f64::total_cmp);
+    estimate.interval = percentile_interval(&replicates, confidence);
+    estimate.resampling = if paired {
+        Resampling::Paired
+    } else {
+        Resampling::Independent
+    };
+    estimate.resamples = resamples;
+    estimate.replicates = replicates;
+    estimate
+}
+
+/// Benjamini–Hochberg adjusted p-values (1995), in the input order: with the
+/// p-values sorted ascending, `adj₍ᵢ₎ = min over j ≥ i of (m / j)·p₍ⱼ₎`,
+/// capped at 1 (R's `p.adjust(method = "BH")`). Rejecting every hypothesis
+/// whose adjusted p-value is ≤ q is the BH step-up procedure at level q. A
+/// NaN p-value counts as 1.
+pub fn bh_adjust(p_values: &[f64]) -> Vec<f64> {
+    let m = p_values.len();
+    let clean: Vec<f64> = p_values
+        .iter()
+        .map(|&p| if p.is_nan() { 1.0 } else { p.clamp(0.0, 1.0) })
+        .collect();
+    let mut order: Vec<usize> = (0..m).collect();
+    order.sort_by(|&a, &b| clean[a].total_cmp(&clean[b]).then(a.cmp(&b)));
+    let mut adjusted = vec![1.0; m];
+    let mut running = 1.0_f64;
+    for (rank, &index) in order.iter().enumerate().rev() {
+        let scaled = clean[index] * m as f64 / (rank + 1) as f64;
+        running = running.min(scaled);
+        adjusted[index] = running.min(1.0);
+    }
+    adjusted
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splitmix64_matches_the_reference_sequence() {
+        // Vigna's splitmix64.c seeded with 1234567.
+        let mut rng = SplitMix64::new(1_234_567);
+        assert_eq!(rng.next_u64(), 6_457_827_717_110_365_317);
+        assert_eq!(rng.next_u64(), 3_203_168_211_198_807_973);
+        assert_eq!(rng.next_u64(), 9_817_491_932_198_370_423);
+        let mut counts = [0u32; 4];
+        for _ in 0..4000 {
+            counts[rng.below(4)] += 1;
+        }
+        assert!(
+            counts.iter().all(|&c| (900..1100).contains(&c)),
+            "{counts:?}"
+        );
+    }
+
+    #[test]
+    fn medians_and_quantiles() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
+        assert_eq!(median(&[]), None);
+        let sorted = [1.0, 2.0, 3.0, 4.0, 5.0];
+        assert_eq!(quantile_sorted(&sorted, 0.0), Some(1.0));
+        assert_eq!(quantile_sorted(&sorted, 0.5), Some(3.0));
+        assert_eq!(quantile_sorted(&sorted, 0.1), Some(1.4));
+        assert_eq!(quantile_sorted(&sorted, 1.0), Some(5.0));
+        assert_eq!(quantile_sorted(&[], 0.5), None);
+        assert_eq!(ratio(0.0, 0.0), 1.0);
+        assert_eq!(ratio(1.0, 0.0), f64::INFINITY);
+    }
+
+    fn spread_sample(n: usize, center: f64) -> Vec<f64> {
+        // Deterministic, asymmetric spread of ±20% around `center`.
+        (0..n)
+            .map(|i| center * (0.8 + 0.4 * ((i * 7919) % n) as f64 / n as f64))
+            .collect()
+    }
+
+    #[test]
+    fn identical_samples_give_ratio_one_and_an_interval_containing_one() {
+        let sample = spread_sample(40, 100.0);
+        for estimate in [
+            ratio_of_medians_ci(&sample, &sample, 0.95, 2000, 7),
+            paired_ratio_of_medians_ci(&sample, &sample, 0.95, 2000, 7),
+        ] {
+            assert_eq!(estimate.ratio, 1.0);
+            let interval = estimate.interval.expect("40 samples a side");
+            assert!(interval.contains(1.0), "{interval:?}");
+            assert_eq!(estimate.replicates.len(), 2000);
+        }
+        let paired = paired_ratio_of_medians_ci(&sample, &sample, 0.95, 500, 7);
+        assert_eq!(paired.resampling, Resampling::Paired);
+        assert_eq!(
+            paired.interval,
+            Some(RatioInterval {
+                low: 1.0,
+                high: 1.0
+            })
+        );
+    }
+
+    #[test]
+    fn a_clean_thirty_percent_shift_excludes_one_point_two() {
+        let baseline = spread_sample(50, 100.0);
+        let candidate: Vec<f64> = spread_sample(50, 100.0).iter().map(|x| x * 1.3).collect();
+        let independent = ratio_of_medians_ci(&baseline, &candidate, 0.95, 2000, 11);
+        assert!((independent.ratio - 1.3).abs() < 1e-12);
+        let interval = independent.interval.expect("interval");
+        assert!(
+            interval.low > 1.2 && interval.contains(1.3) && interval.high < 1.45,
+            "{interval:?}"
+        );
+        // The 95% lower bound exceeds 1.2, so fewer than 2.5% of replicates lie at or below it.
+        assert!(independent.p_value_above(1.2).expect("replicates") < 0.025);
+        assert!(independent.p_value_below(1.2).expect("replicates") > 0.975);
+        let paired = paired_ratio_of_medians_ci(&baseline, &candidate, 0.95, 2000, 11);
+        let interval = paired.interval.expect("interval");
+        assert!((interval.low - 1.3).abs() < 1e-12 && (interval.high - 1.3).abs() < 1e-12);
+        assert_eq!(paired.p_value_above(1.2), Some(0.0));
+        // A wider interval at a higher confidence level, from the same replicates.
+        let wide = independent.interval_at(0.999).expect("replicates");
+        let narrow = independent.interval.expect("interval");
+        assert!(wide.low <= narrow.low && wide.high >= narrow.high);
+    }
+
+    #[test]
+    fn the_same_seed_gives_the_same_interval() {
+        let baseline = spread_sample(30, 10.0);
+        let candidate = spread_sample(37, 11.0);
+        let a = ratio_of_medians_ci(&baseline, &candidate, 0.9, 1000, 42);
+        let b = ratio_of_medians_ci(&baseline, &candidate, 0.9, 1000, 42);
+        assert_eq!(a, b);
+        let c = ratio_of_medians_ci(&baseline, &candidate, 0.9, 1000, 43);
+        assert_ne!(a.replicates, c.replicates);
+        // Unequal lengths cannot be paired.
+        let fallback = paired_ratio_of_medians_ci(&baseline, &candidate, 0.9, 1000, 42);
+        assert_eq!(fallback.resampling, Resampling::Independent);
+        assert_eq!(fallback, a);
+    }
+
+    #[test]
+    fn one_sample_on_a_side_gives_no_interval() {
+        let estimate = ratio_of_medians_ci(&[10.0], &[12.0, 13.0, 11.0], 0.95, 1000, 1);
+        assert!((estimate.ratio - 1.2).abs() < 1e-12);
+        assert_eq!(estimate.interval, None);
+        assert!(!estimate.has_interval());
+        assert_eq!(estimate.resampling, Resampling::None);
+        assert_eq!(estimate.p_value_above(1.0), None);
+        assert!(ratio_of_medians_ci(&[], &[1.0], 0.95, 10, 1).ratio.is_nan());
+    }
+
+    #[test]
+    fn benjamini_hochberg_reproduces_the_paper() {
+        // Benjamini & Hochberg (1995), section 4: 15 p-values; at q = 0.05
+        // the procedure rejects the four smallest.
+        let p = [
+            0.0001, 0.0004, 0.0019, 0.0095, 0.0201, 0.0278, 0.0298, 0.0344, 0.0459, 0.3240, 0.4262,
+            0.5719, 0.6528, 0.7590, 1.0000,
+        ];
+        let adjusted = bh_adjust(&p);
+        let rejected = adjusted.iter().filter(|&&a| a <= 0.05).count();
+        assert_eq!(rejected, 4);
+        assert!((adjusted[3] - 0.0095 * 15.0 / 4.0).abs() < 1e-12);
+        assert!((adjusted[4] - 0.0201 * 15.0 / 5.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn benjamini_hochberg_by_hand() {
+        // Sorted 0.01, 0.03, 0.04, 0.2 → m/i·p = 0.04, 0.06, 0.0533, 0.2;
+        // running minimum from the top: 0.04, 0.0533, 0.0533, 0.2.
+        let adjusted = bh_adjust(&[0.01, 0.04, 0.03, 0.2]);
+        let expected = [0.04, 0.16 / 3.0, 0.16 / 3.0, 0.2];
+        for (a, e) in adjusted.iter().zip(expected) {
+            assert!((a - e).abs() < 1e-12, "{adjusted:?}");
+        }
+        assert_eq!(bh_adjust(&[]), Vec::<f64>::new());
+        assert_eq!(bh_adjust(&[f64::NAN, 0.9]), vec![1.0, 1.0]);
+    }
+
+    #[test]
+    fn noise_is_the_largest_relative_deviation_from_the_median() {
+        assert_eq!(max_relative_deviation(&[100.0]), None);
+        assert_eq!(max_relative_deviation(&[100.0, 100.0]), Some(0.0));
+        let noise = max_relative_deviation(&[100.0, 104.0, 98.0]).expect("three runs");
+        assert!((noise - 0.04).abs() < 1e-12);
+    }
+
+    #[test]
+    fn row_seeds_depend_on_every_part() {
+        let a = seed_from_parts(1, &["aten::mm", "((2, 3),)"]);
+        assert_eq!(a, seed_from_parts(1, &["aten::mm", "((2, 3),)"]));
+        assert_ne!(a, seed_from_parts(2, &["aten::mm", "((2, 3),)"]));
+        assert_ne!(a, seed_from_parts(1, &["aten::m", "m((2, 3),)"]));
+    }
+}

@@ -342,15 +342,6 @@ pub fn compare(
         _ => None,
     };
 
-    for baseline in baselines {
-        if baseline.workload != candidate.workload {
-            notes.push(format!(
-                "baseline workload `{}` differs from candidate workload `{}`",
-                baseline.workload, candidate.workload
-            ));
-        }
-    }
-
     let context = Context {
         baselines,
         candidate,

@@ -252,12 +252,21 @@ pub struct Verdict {
 }
 
 impl Verdict {
-    /// Sorts findings: fail before warn before info, then priority, then
-    /// larger absolute impact first.
+    /// Sorts findings: fail before warn before info; within a severity, op
+    /// slowdowns (the causes) before the timeline and budget findings they
+    /// cause; then priority, then larger absolute impact first.
     pub fn sort_findings(&mut self) {
+        let is_cause = |f: &Finding| {
+            f.op.is_some()
+                && matches!(
+                    f.kind,
+                    FindingKind::Regression | FindingKind::UnexpectedRatio
+                )
+        };
         self.findings.sort_by(|a, b| {
             a.severity
                 .cmp(&b.severity)
+                .then(is_cause(b).cmp(&is_cause(a)))
                 .then(a.priority.cmp(&b.priority))
                 .then(
                     b.impact_percent

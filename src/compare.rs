@@ -198,6 +198,11 @@ pub struct OpComparison {
     pub estimate: RatioEstimate,
     /// What the samples are.
     pub samples_basis: SamplesBasis,
+    /// Median of the baseline samples the estimate used (per step or per
+    /// call, see `samples_basis`), µs.
+    pub baseline_sample_median_us: f64,
+    /// Median of the candidate samples, µs.
+    pub candidate_sample_median_us: f64,
     /// Run-to-run noise of the row's median over the baseline window
     /// (relative, 0.04 = 4%); `None` with fewer than two baseline runs
     /// having the row.
@@ -732,8 +737,17 @@ impl Context<'_> {
             .flat_map(|op| op.step_us.iter().map(|&(_, us)| us))
             .collect();
         let candidate_steps: Vec<f64> = candidate.step_us.iter().map(|&(_, us)| us).collect();
+        // Per-step totals are what the user experiences, but only comparable
+        // when both sides call the op equally often per step; otherwise (a
+        // different batch split, another platform's schedule) per-call times are.
+        let calls_per_step = |op: &OpSnapshot| {
+            (!op.step_us.is_empty()).then(|| op.direct.count as f64 / op.step_us.len() as f64)
+        };
+        let same_rate = present
+            .iter()
+            .all(|op| calls_per_step(op) == calls_per_step(candidate));
         let (samples_basis, base_samples, cand_samples) =
-            if baseline_steps.len() >= 2 && candidate_steps.len() >= 2 {
+            if baseline_steps.len() >= 2 && candidate_steps.len() >= 2 && same_rate {
                 (SamplesBasis::Steps, baseline_steps, candidate_steps)
             } else {
                 let pooled: Vec<f64> = present
@@ -790,6 +804,8 @@ impl Context<'_> {
             .and_then(|(b, c)| expectation(&baseline, b, c));
         let impact_us = candidate_side.time_us - baseline.time_us;
         OpComparison {
+            baseline_sample_median_us: stats::median(&base_samples).unwrap_or(0.0),
+            candidate_sample_median_us: stats::median(&cand_samples).unwrap_or(0.0),
             kernel_diff: kernel_diff(&baseline.kernel_sequence, &candidate_side.kernel_sequence),
             estimate,
             samples_basis,

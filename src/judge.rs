@@ -9,7 +9,7 @@
 //! says so and rests on the point estimate. Across platforms the same tests
 //! run against each op's expected hardware ratio widened by the slack.
 
-use crate::compare::{Comparison, OpComparison, OpSide};
+use crate::compare::{Comparison, OpComparison, OpSide, SamplesBasis};
 use crate::diagnose::{self, Bound};
 use crate::hardware::{ComputeSpec, Hardware};
 use crate::policy::{Expectation as PolicyExpectation, Expected, Policy, TimelineMetric};
@@ -319,6 +319,8 @@ fn priority_of(impact_percent: f64) -> FindingPriority {
 
 fn short_op(side: &OpSide) -> String {
     format!("{} {}", side.key.name, side.key.input_dims)
+        .trim_end()
+        .to_string()
 }
 
 /// Judges one workload.
@@ -340,6 +342,8 @@ fn judge_workload(
         ));
     }
     let noise = &policy.noise;
+    let mut slower_by_name: std::collections::BTreeMap<&str, Vec<&OpComparison>> =
+        std::collections::BTreeMap::new();
     for op in &comparison.ops {
         let side = &op.candidate;
         if policy.is_ignored(
@@ -360,16 +364,15 @@ fn judge_workload(
                 format!("{}: the kernels it launches changed", short_op(side)),
             );
             finding.kernel_diff = Some(diff.clone());
-            finding.baseline = Some(op.baseline.median_us);
-            finding.candidate = Some(op.candidate.median_us);
-            finding.delta_percent = Some((op.estimate.ratio - 1.0) * 100.0);
+            set_sample_figures(&mut finding, op);
             finding.impact_percent = Some(op.impact_percent);
-            finding.priority = priority_of(op.impact_percent).max(FindingPriority::Medium);
+            // At least medium: a changed kernel choice matters even at equal time.
+            finding.priority = priority_of(op.impact_percent).min(FindingPriority::Medium);
             findings.push(finding);
         }
+        let threshold_percent = noise.threshold_percent(op.noise.map(|n| n * 100.0));
         let too_small = op.baseline.time_us.max(op.candidate.time_us) < noise.min_time_us;
         if !too_small {
-            let threshold_percent = noise.threshold_percent(op.noise.map(|n| n * 100.0));
             let judged = if comparison.cross_platform {
                 judge_cross_platform(
                     op,
@@ -378,12 +381,76 @@ fn judge_workload(
                     candidate_hardware,
                     workload,
                     threshold_percent,
+                    comparison.baseline_total_us,
                 )
             } else {
                 judge_same_platform(op, policy, workload, threshold_percent)
             };
-            pending.extend(judged);
+            if let Some(judged) = judged {
+                pending.push(judged);
+                continue;
+            }
         }
+        let confidently_slower = op
+            .estimate
+            .interval
+            .is_some_and(|i| i.low > 1.0 + threshold_percent / 100.0);
+        if !comparison.cross_platform && confidently_slower && op.impact_percent > 0.0 {
+            slower_by_name
+                .entry(op.candidate.key.name.as_str())
+                .or_default()
+                .push(op);
+        }
+    }
+    // A slowdown spread over many shapes of one op (a library regression
+    // hitting every GEMM, say) can add up although each shape stays under
+    // the impact minimum: judge the op's confidently slower rows together.
+    for (name, rows) in slower_by_name {
+        let impact: f64 = rows.iter().map(|op| op.impact_percent).sum();
+        if rows.len() < 2 || impact < noise.min_impact_percent {
+            continue;
+        }
+        let mut ratios: Vec<f64> = rows.iter().map(|op| op.estimate.ratio).collect();
+        ratios.sort_by(f64::total_cmp);
+        let median_ratio = ratios[ratios.len() / 2];
+        let shapes = comparison
+            .ops
+            .iter()
+            .filter(|op| op.candidate.key.name == name)
+            .count();
+        let mut finding = op_finding(
+            "regression",
+            policy.regression.severity,
+            FindingKind::Regression,
+            workload,
+            &rows[0].candidate,
+            format!(
+                "{name} is slower in {} of its {shapes} shapes (median {:+.1}%, each beyond the threshold with confidence), {impact:+.2}% of total GPU time together",
+                rows.len(),
+                (median_ratio - 1.0) * 100.0
+            ),
+        );
+        if let Some(op) = finding.op.as_mut() {
+            op.input_dims = format!("{} shapes", rows.len());
+            op.input_type.clear();
+            op.input_strides.clear();
+        }
+        finding.metric = "kernel time per run (rows summed)".into();
+        finding.baseline = Some(rows.iter().map(|op| op.baseline.time_us).sum());
+        finding.candidate = Some(rows.iter().map(|op| op.candidate.time_us).sum());
+        finding.delta_percent = Some((median_ratio - 1.0) * 100.0);
+        finding.impact_percent = Some(impact);
+        finding.priority = priority_of(impact);
+        // Every row must be slower for the group to be: the largest p-value
+        // is the group's (an intersection–union test).
+        let p_value = rows
+            .iter()
+            .filter_map(|op| {
+                op.estimate
+                    .p_value_above(1.0 + noise.min_effect_percent / 100.0)
+            })
+            .fold(0.0, f64::max);
+        pending.push(Pending { finding, p_value });
     }
     for change in &comparison.shape_changed {
         let mut finding = op_finding(
@@ -474,6 +541,18 @@ fn share(part: f64, whole: f64) -> f64 {
     }
 }
 
+/// Puts the figures the estimate was computed on into a finding: per-step
+/// totals or per-call medians, labelled accordingly.
+fn set_sample_figures(finding: &mut Finding, op: &OpComparison) {
+    finding.metric = match op.samples_basis {
+        SamplesBasis::Steps => "kernel time per step (median over steps)".into(),
+        SamplesBasis::Invocations => "median kernel time per call".into(),
+    };
+    finding.baseline = Some(op.baseline_sample_median_us);
+    finding.candidate = Some(op.candidate_sample_median_us);
+    finding.delta_percent = Some((op.estimate.ratio - 1.0) * 100.0);
+}
+
 fn interval_percent(op: &OpComparison) -> Option<(f64, f64)> {
     op.estimate
         .interval
@@ -543,9 +622,7 @@ fn judge_same_platform(
             op.impact_percent
         ),
     );
-    finding.baseline = Some(op.baseline.median_us);
-    finding.candidate = Some(op.candidate.median_us);
-    finding.delta_percent = Some(delta);
+    set_sample_figures(&mut finding, op);
     finding.interval_percent = interval_percent(op);
     finding.limit = Some(threshold_percent);
     finding.impact_percent = Some(op.impact_percent);
@@ -603,6 +680,7 @@ fn judge_cross_platform(
     candidate: Option<&Hardware>,
     workload: &str,
     threshold_percent: f64,
+    baseline_total_us: f64,
 ) -> Option<Pending> {
     let side = &op.candidate;
     let (expected, slack, basis) = expected_ratio(op, policy, baseline, candidate)?;
@@ -613,6 +691,13 @@ fn judge_cross_platform(
     let tolerance = 1.0 + slack.max(threshold_percent) / 100.0;
     let upper = expected * tolerance;
     let lower = expected / tolerance;
+    // Impact beyond what the hardware explains: the candidate's time against
+    // the baseline's time scaled by the expected ratio.
+    let excess_us = op.candidate.time_us - expected * op.baseline.time_us;
+    let excess_percent = share(excess_us, baseline_total_us);
+    if excess_percent.abs() < policy.noise.min_impact_percent {
+        return None;
+    }
     let (severity, p_value, direction) = if low > upper {
         (
             policy.cross_platform.severity,
@@ -638,14 +723,12 @@ fn judge_cross_platform(
             slack.max(threshold_percent)
         ),
     );
-    finding.baseline = Some(op.baseline.median_us);
-    finding.candidate = Some(op.candidate.median_us);
-    finding.delta_percent = Some((estimate.ratio - 1.0) * 100.0);
+    set_sample_figures(&mut finding, op);
     finding.interval_percent = interval_percent(op);
     finding.expected_ratio = Some(expected);
     finding.limit = Some(upper);
-    finding.impact_percent = Some(op.impact_percent);
-    finding.priority = priority_of(op.impact_percent);
+    finding.impact_percent = Some(excess_percent);
+    finding.priority = priority_of(excess_percent);
     Some(Pending {
         finding,
         p_value: p_value.unwrap_or(0.0),
@@ -807,7 +890,12 @@ fn efficiency_findings(
                 finding.unit = "%".into();
                 finding.candidate = Some(efficiency);
                 finding.limit = Some(rule.min_percent);
-                finding.priority = priority_of(share_of_busy);
+                // Where to optimise, not something a change broke.
+                finding.priority = if share_of_busy >= 15.0 {
+                    FindingPriority::Medium
+                } else {
+                    FindingPriority::Low
+                };
                 findings.push(finding);
             }
         }

@@ -12,6 +12,7 @@ use tracegate::compare::{self, CompareOptions};
 use tracegate::hardware::Hardware;
 use tracegate::judge::{self, Workload};
 use tracegate::policy::{HardwareChoice, Policy};
+use tracegate::replay::{self, PackageContext, ReplayError};
 use tracegate::report::{gate, github};
 use tracegate::snapshot::{self, Snapshot};
 use tracegate::tree;
@@ -43,7 +44,12 @@ pub fn read_input(
             catalog: policy.hardware.catalog.clone(),
             hardware: choice.hardware().cloned(),
         };
-        snapshot_of_trace(path, &options, quiet)?
+        match snapshot_of_trace(path, &options, quiet) {
+            Ok(snapshot) => snapshot,
+            // A snapshot re-saved with its keys reordered is not recognised
+            // from its first kilobyte; it is still a snapshot.
+            Err(failure) => Snapshot::load_path(path).map_err(|_| failure)?,
+        }
     };
     let hardware = match choice.hardware() {
         Some(given) => Some(given.clone()),
@@ -145,12 +151,14 @@ pub fn pair_inputs(
         .collect())
 }
 
-/// Compares every workload and judges them.
+/// Compares every workload and judges them; with an out dir, also writes the
+/// replay packages the policy selects.
 pub fn check(
     baselines: &[PathBuf],
     candidate: &Path,
     policy: &Policy,
     quiet: bool,
+    out_dir: Option<&Path>,
 ) -> Result<Verdict, Failure> {
     let pairs = pair_inputs(baselines, candidate)?;
     let mut sides: Vec<(String, Vec<Side>, Option<Side>)> = Vec::new();
@@ -190,7 +198,59 @@ pub fn check(
         };
         workloads.push(workload);
     }
-    Ok(judge::judge(&workloads, policy))
+    let mut verdict = judge::judge(&workloads, policy);
+    if let Some(dir) = out_dir {
+        write_replay_packages(&mut verdict, &sides, policy, dir)?;
+    }
+    Ok(verdict)
+}
+
+/// Writes `DIR/replay/<workload>-<op>-<hash>.tar.gz` for the findings the
+/// policy's `replay` section selects (docs/REPLAY.md), built from the
+/// candidate's op row (the baseline's when only it has the op), and names
+/// each package in its findings' `replay_package`. Findings left without
+/// one get a note in their workload's summary.
+fn write_replay_packages(
+    verdict: &mut Verdict,
+    sides: &[(String, Vec<Side>, Option<Side>)],
+    policy: &Policy,
+    out_dir: &Path,
+) -> Result<(), Failure> {
+    let selection = replay::select_packages(verdict, &policy.replay, |finding, op| {
+        let (_, baselines, candidate) = sides
+            .iter()
+            .find(|(name, ..)| *name == finding.workload)
+            .ok_or_else(|| ReplayError::NoSuchRow {
+            name: op.name.clone(),
+        })?;
+        let snapshots = candidate.iter().chain(baselines).map(|side| &side.snapshot);
+        replay::ir_for_op_ref(snapshots, op)
+    });
+    for (index, reason) in &selection.skipped {
+        let workload = verdict.findings[*index].workload.clone();
+        if let Some(summary) = verdict.workloads.iter_mut().find(|w| w.name == workload) {
+            summary.notes.push(format!("no replay package: {reason}"));
+        }
+    }
+    if selection.packages.is_empty() {
+        return Ok(());
+    }
+    let dir = out_dir.join("replay");
+    fs::create_dir_all(&dir)
+        .map_err(|e| Failure::input(format!("{}: cannot create directory: {e}", dir.display())))?;
+    for package in &selection.packages {
+        let (file_name, bytes) = replay::write_package(
+            &package.ir,
+            &PackageContext::for_finding(verdict, package.findings[0]),
+        );
+        let path = dir.join(&file_name);
+        fs::write(&path, bytes)
+            .map_err(|e| Failure::input(format!("{}: cannot write: {e}", path.display())))?;
+        for &index in &package.findings {
+            verdict.findings[index].replay_package = Some(format!("replay/{file_name}"));
+        }
+    }
+    Ok(())
 }
 
 /// Where the report files go and how the comment is rendered.

@@ -16,11 +16,15 @@ use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use tracegate::analyse::{self, AnalysisOptions, Profile};
+use tracegate::github;
 use tracegate::hardware::{self, Catalog};
-use tracegate::policy::{self, Policy};
+use tracegate::policy::{self, Pattern, Policy};
+use tracegate::replay::{self, PackageContext};
 use tracegate::report;
+use tracegate::snapshot;
 use tracegate::trace::{self, Trace};
 use tracegate::tree;
+use tracegate::verdict::{VERDICT_SCHEMA_VERSION, Verdict};
 
 /// Stops GPU performance regressions before they merge: reads PyTorch profiler
 /// traces (Kineto JSON, .json or .json.gz, CUDA and ROCm) and says where GPU time goes.
@@ -39,6 +43,10 @@ enum Command {
     Snapshot(SnapshotArgs),
     /// The gate: compare a candidate with its baseline under a policy (exit 1 on a failing finding).
     Check(CheckArgs),
+    /// Post a report written earlier by `check --out-dir` as the pull-request comment.
+    Comment(CommentArgs),
+    /// Package op calls of a trace as self-contained reproducers (replay_ir.json, replay.py, README).
+    Replay(ReplayArgs),
     /// Validate a policy file, or write the commented default one.
     Policy {
         #[command(subcommand)]
@@ -49,6 +57,27 @@ enum Command {
         #[command(subcommand)]
         command: HardwareCommand,
     },
+}
+
+#[derive(Debug, clap::Args)]
+struct ReplayArgs {
+    /// The trace: Kineto JSON, plain or gzip-compressed.
+    trace: PathBuf,
+    /// The op: an exact name (aten::mm), a glob (aten::*mm) or re:REGEX.
+    #[arg(long, value_name = "NAME")]
+    op: String,
+    /// Only calls whose Input Dims match this shape pattern, e.g. "((2048, 4096), *)" or "[[2048,*],*]".
+    #[arg(long, value_name = "SHAPE")]
+    dims: Option<String>,
+    /// Directory for the packages (created if missing).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    out: PathBuf,
+    /// How many argument sets to package, most GPU time first.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    top: usize,
+    /// No progress bar, even on a terminal.
+    #[arg(short, long)]
+    quiet: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -125,6 +154,90 @@ struct CheckArgs {
     /// No progress bar, even on a terminal.
     #[arg(short, long)]
     quiet: bool,
+
+    /// Post the comment to the pull request (GitHub Actions: GITHUB_TOKEN,
+    /// GITHUB_REPOSITORY, GITHUB_EVENT_PATH, GITHUB_API_URL).
+    #[arg(long)]
+    github: bool,
+
+    #[command(flatten)]
+    publish: PublishArgs,
+}
+
+#[derive(Debug, clap::Args)]
+struct CommentArgs {
+    /// The report.json that `check --out-dir` wrote.
+    #[arg(long, value_name = "FILE")]
+    report: PathBuf,
+
+    /// A directory whose comment.md.j2 replaces the built-in template.
+    #[arg(long, value_name = "DIR")]
+    template_dir: Option<PathBuf>,
+
+    /// Key of the hidden comment marker, so a matrix of jobs keeps one comment each.
+    #[arg(long, default_value = "default", value_name = "KEY")]
+    comment_key: String,
+
+    /// Link this URL (the workflow artifact: replay packages and report.json)
+    /// at the end of the comment; empty for none.
+    #[arg(long, value_name = "URL")]
+    artifact_url: Option<String>,
+
+    #[command(flatten)]
+    publish: PublishArgs,
+}
+
+/// How the comment is published (`check --github`, `comment`).
+#[derive(Debug, clap::Args)]
+#[command(next_help_heading = "Publishing the comment")]
+struct PublishArgs {
+    /// The environment variable that holds the token.
+    #[arg(long, default_value = "GITHUB_TOKEN", value_name = "NAME")]
+    token_env: String,
+
+    /// The pull request to comment on, instead of the event's.
+    #[arg(long, value_name = "N")]
+    pr: Option<u64>,
+
+    /// The commit the report is for: a --pr whose head is elsewhere gets no
+    /// comment (default: the event's workflow_run.head_sha or PR head).
+    #[arg(long, value_name = "SHA")]
+    head_sha: Option<String>,
+
+    /// Edit our comment in place, post it anew (deleting the old), or write nothing.
+    #[arg(long, value_enum, default_value_t = CommentMode::Update)]
+    comment_mode: CommentMode,
+
+    /// When a comment is posted; an earlier one is always brought up to date.
+    #[arg(long, value_enum, default_value_t = CommentOn::Always)]
+    comment_on: CommentOn,
+
+    /// Exit 2 when the comment cannot be written (by default a warning: the
+    /// exit code is the verdict's).
+    #[arg(long)]
+    require_comment: bool,
+}
+
+/// `--comment-mode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum CommentMode {
+    /// Edit our earlier comment; create one when there is none.
+    Update,
+    /// Post a new comment and delete our earlier ones.
+    Recreate,
+    /// Write nothing to GitHub.
+    Off,
+}
+
+/// `--comment-on`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum CommentOn {
+    /// Every run.
+    Always,
+    /// When there is a fail or warn finding.
+    Findings,
+    /// When the gate fails.
+    Fail,
 }
 
 #[derive(Debug, Subcommand)]
@@ -276,6 +389,8 @@ fn dispatch(cli: Cli) -> Result<u8, Failure> {
         Command::Report(args) => report_command(&args).map(|()| 0),
         Command::Snapshot(args) => snapshot_command(&args).map(|()| 0),
         Command::Check(args) => check_command(&args),
+        Command::Comment(args) => comment_command(&args),
+        Command::Replay(args) => replay_command(&args).map(|()| 0),
         Command::Policy {
             command: PolicyCommand::Check { file },
         } => {
@@ -382,7 +497,13 @@ fn check_command(args: &CheckArgs) -> Result<u8, Failure> {
         Some(path) => Policy::load(path).map_err(|e| Failure::input(e.to_string()))?,
         None => Policy::default(),
     };
-    let verdict = check::check(&args.baseline, &args.candidate, &policy, args.quiet)?;
+    let verdict = check::check(
+        &args.baseline,
+        &args.candidate,
+        &policy,
+        args.quiet,
+        args.out_dir.as_deref(),
+    )?;
     let annotations = check::write_outputs(
         &verdict,
         &check::OutputOptions {
@@ -401,7 +522,144 @@ fn check_command(args: &CheckArgs) -> Result<u8, Failure> {
         text.push('\n');
     }
     emit(None, &text)?;
+    if args.github {
+        let comment =
+            report::gate::render_comment(&verdict, &args.comment_key, args.template_dir.as_deref())
+                .map_err(|e| Failure::input(e.to_string()))?;
+        return publish(&args.publish, &args.comment_key, &verdict, &comment);
+    }
     Ok(verdict.outcome.exit_code())
+}
+
+fn comment_command(args: &CommentArgs) -> Result<u8, Failure> {
+    let path = &args.report;
+    let text = fs::read_to_string(path)
+        .map_err(|e| Failure::input(format!("{}: cannot read: {e}", path.display())))?;
+    let verdict: Verdict = serde_json::from_str(&text).map_err(|e| {
+        Failure::input(format!(
+            "{}: not a report.json from `tracegate check`: {e}",
+            path.display()
+        ))
+    })?;
+    if verdict.schema_version != VERDICT_SCHEMA_VERSION {
+        return Err(Failure::input(format!(
+            "{}: report schema version {}, this tracegate reads {VERDICT_SCHEMA_VERSION}",
+            path.display(),
+            verdict.schema_version
+        )));
+    }
+    let mut comment =
+        report::gate::render_comment(&verdict, &args.comment_key, args.template_dir.as_deref())
+            .map_err(|e| Failure::input(e.to_string()))?;
+    if let Some(url) = args.artifact_url.as_deref().filter(|u| !u.is_empty()) {
+        comment =
+            github::with_artifact_link(&comment, url).map_err(|e| Failure::input(e.to_string()))?;
+    }
+    publish(&args.publish, &args.comment_key, &verdict, &comment)
+}
+
+/// Publishes `comment` for `verdict`; the exit code is the verdict's, or 2
+/// when the comment could not be written and `--require-comment` was given.
+fn publish(args: &PublishArgs, key: &str, verdict: &Verdict, comment: &str) -> Result<u8, Failure> {
+    let options = github::Options {
+        token_env: args.token_env.clone(),
+        pr: args.pr,
+        head_sha: args.head_sha.clone(),
+        key: key.to_string(),
+        mode: match args.comment_mode {
+            CommentMode::Update => github::CommentMode::Update,
+            CommentMode::Recreate => github::CommentMode::Recreate,
+            CommentMode::Off => github::CommentMode::Off,
+        },
+        on: match args.comment_on {
+            CommentOn::Always => github::CommentOn::Always,
+            CommentOn::Findings => github::CommentOn::Findings,
+            CommentOn::Fail => github::CommentOn::Fail,
+        },
+        retry: github::Retry::default(),
+    };
+    let env = |name: &str| std::env::var(name).ok();
+    match github::publish_blocking(&env, &options, verdict, comment) {
+        Ok(report) => {
+            for note in &report.notes {
+                eprintln!("note: {note}");
+            }
+            eprintln!("tracegate: {}", report.outcome);
+        }
+        Err(error) if args.require_comment => {
+            return Err(Failure::input(format!("could not comment: {error}")));
+        }
+        Err(error) => eprintln!("warning: could not comment: {error}"),
+    }
+    Ok(verdict.outcome.exit_code())
+}
+
+/// `tracegate replay`: packages the op rows of one trace named like --op
+/// (most GPU time first), or, for an op that launched no GPU work itself,
+/// its calls; prints the paths written.
+fn replay_command(args: &ReplayArgs) -> Result<(), Failure> {
+    let name = Pattern::name(&args.op).map_err(|e| Failure::input(format!("--op: {e}")))?;
+    let dims = args
+        .dims
+        .as_deref()
+        .map(Pattern::shape)
+        .transpose()
+        .map_err(|e| Failure::input(format!("--dims: {e}")))?;
+    let trace = load_with_progress(&args.trace, args.quiet)?;
+    let tree = tree::link(&trace);
+    let profile = analyse::analyse(&trace, &tree);
+    let rows = replay::rows_matching(&profile.unique_args, &name, dims.as_ref());
+    let built: Vec<_> = if rows.is_empty() {
+        replay::events_matching(&trace, &name, dims.as_ref())
+            .into_iter()
+            .take(args.top)
+            .map(|index| replay::ir_for_event(&trace, index))
+            .collect()
+    } else {
+        rows.into_iter()
+            .take(args.top)
+            .map(|row| replay::ir_for_row(&trace, row))
+            .collect()
+    };
+    if built.is_empty() {
+        return Err(Failure::input(format!(
+            "{}: no call of `{}`{} with recorded shapes",
+            args.trace.display(),
+            args.op,
+            args.dims
+                .as_deref()
+                .map_or(String::new(), |d| format!(" with dims `{d}`"))
+        )));
+    }
+    fs::create_dir_all(&args.out).map_err(|e| {
+        Failure::input(format!(
+            "{}: cannot create directory: {e}",
+            args.out.display()
+        ))
+    })?;
+    let workload = snapshot::workload_name(&args.trace);
+    let (mut written, mut errors) = (String::new(), Vec::new());
+    for ir in built {
+        match ir {
+            Ok(ir) => {
+                let (file_name, bytes) =
+                    replay::write_package(&ir, &PackageContext::on_demand(&workload));
+                let path = args.out.join(file_name);
+                fs::write(&path, bytes).map_err(|e| {
+                    Failure::input(format!("{}: cannot write: {e}", path.display()))
+                })?;
+                written.push_str(&format!("{}\n", path.display()));
+            }
+            Err(error) => errors.push(error.to_string()),
+        }
+    }
+    if written.is_empty() {
+        return Err(Failure::input(errors.join("; ")));
+    }
+    for error in errors {
+        eprintln!("warning: {error}");
+    }
+    emit(None, &written)
 }
 
 fn terminal_width() -> u16 {

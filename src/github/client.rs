@@ -1,0 +1,436 @@
+//! Requests to the GitHub REST API: octocrab's raw routes (`_get`, `_post`,
+//! `_patch`, `_delete`) for the transport, token header and base URI, with
+//! the status handling done here so that we see the headers octocrab's typed
+//! API hides: `Link` (pagination), `Retry-After` and `x-ratelimit-*`.
+//!
+//! Transient failures (connection errors, timeouts, 5xx, 429, a 403 that is
+//! a rate limit) are retried with exponential backoff, bounded in attempts
+//! and in how long we are willing to wait; the rest become a
+//! [`PublishError`] in plain words. The token never appears in a message.
+
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use octocrab::Octocrab;
+use serde_json::Value;
+
+use super::{PublishError, Retry};
+
+/// How long a message quoted from GitHub may be.
+const MESSAGE_CHARS: usize = 300;
+
+/// The HTTP method of a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verb {
+    Get,
+    Post,
+    Patch,
+    Delete,
+}
+
+/// A successful (2xx) answer.
+pub struct Answer {
+    /// The body, as text (empty for 204).
+    pub body: String,
+    /// The `rel="next"` link, as a route on the same API host.
+    pub next: Option<String>,
+}
+
+/// A failed attempt: retry it, or give up with this error.
+enum Failure {
+    /// Worth another try, after the wait GitHub asked for (if it did).
+    Transient {
+        reason: String,
+        wait: Option<Duration>,
+    },
+    /// Final.
+    Fatal(PublishError),
+}
+
+/// An authenticated client for one API base URL.
+pub struct Client {
+    octocrab: Octocrab,
+    /// `scheme://authority` of the API, for checking pagination links.
+    origin: String,
+    retry: Retry,
+    /// The token, only to scrub it from messages.
+    token: String,
+    /// What happened that the user may want to know (retries).
+    notes: Mutex<Vec<String>>,
+}
+
+impl Client {
+    /// A client for `api_url` (e.g. `https://api.github.com`, or
+    /// `https://HOST/api/v3` for GitHub Enterprise Server) sending `token`
+    /// with every request. Must be called inside a Tokio runtime.
+    pub fn new(api_url: &str, token: String, retry: Retry) -> Result<Client, PublishError> {
+        let bad_url = || PublishError::BadApiUrl(api_url.to_string());
+        let (scheme, rest) = api_url.split_once("://").ok_or_else(bad_url)?;
+        let authority = rest.split('/').next().unwrap_or("");
+        if !matches!(scheme, "http" | "https") || authority.is_empty() {
+            return Err(bad_url());
+        }
+        let octocrab = Octocrab::builder()
+            .personal_token(token.clone())
+            .base_uri(api_url.trim_end_matches('/'))
+            .map_err(|_| bad_url())?
+            .build()
+            .map_err(|e| PublishError::Client {
+                action: "set up the HTTP client".to_string(),
+                message: e.to_string(),
+            })?;
+        Ok(Client {
+            octocrab,
+            origin: format!("{scheme}://{authority}"),
+            retry,
+            token,
+            notes: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The notes gathered so far (retries), emptied.
+    pub fn take_notes(&self) -> Vec<String> {
+        std::mem::take(&mut *self.notes.lock().expect("notes lock"))
+    }
+
+    /// Sends one request to `route` (a path, with query) and returns the
+    /// 2xx answer. With `retry`, transient failures are retried as
+    /// [`Retry`] allows; without it (a `POST`, which is not idempotent) the
+    /// first transient failure is returned as [`PublishError::Unavailable`]
+    /// and the caller decides. `action` says what the request is for, in
+    /// words, for the error messages.
+    pub async fn send(
+        &self,
+        verb: Verb,
+        route: &str,
+        body: Option<&Value>,
+        action: &str,
+        retry: bool,
+    ) -> Result<Answer, PublishError> {
+        let attempts = if retry { self.attempts() } else { 1 };
+        let mut attempt = 1;
+        loop {
+            let (reason, wait) = match self.attempt(verb, route, body, action).await {
+                Ok(answer) => return Ok(answer),
+                Err(Failure::Fatal(error)) => return Err(error),
+                Err(Failure::Transient { reason, wait }) => (reason, wait),
+            };
+            let give_up = |reason: String| PublishError::Unavailable {
+                action: action.to_string(),
+                attempts: attempt,
+                reason: self.scrub(&reason),
+            };
+            if attempt >= attempts {
+                return Err(give_up(reason));
+            }
+            let wait = wait.unwrap_or_else(|| self.retry.backoff(attempt));
+            if wait > self.retry.max_wait {
+                return Err(give_up(format!(
+                    "{reason}; GitHub asked to wait {}s, longer than the {}s we wait",
+                    wait.as_secs(),
+                    self.retry.max_wait.as_secs()
+                )));
+            }
+            self.note_and_sleep(action, &reason, wait).await;
+            attempt += 1;
+        }
+    }
+
+    /// Attempts per request, the first included.
+    pub fn attempts(&self) -> u32 {
+        self.retry.attempts.max(1)
+    }
+
+    /// Waits the backoff after failed attempt `attempt` of `action`, for a
+    /// caller that retries by itself.
+    pub async fn pause(&self, action: &str, reason: &str, attempt: u32) {
+        self.note_and_sleep(action, reason, self.retry.backoff(attempt))
+            .await;
+    }
+
+    async fn note_and_sleep(&self, action: &str, reason: &str, wait: Duration) {
+        self.notes.lock().expect("notes lock").push(format!(
+            "{action}: {}; retrying in {:.1}s",
+            self.scrub(reason),
+            wait.as_secs_f64()
+        ));
+        tokio::time::sleep(wait).await;
+    }
+
+    /// One attempt, classified.
+    async fn attempt(
+        &self,
+        verb: Verb,
+        route: &str,
+        body: Option<&Value>,
+        action: &str,
+    ) -> Result<Answer, Failure> {
+        let uri = route.to_string();
+        let sent = async {
+            match verb {
+                Verb::Get => self.octocrab._get(uri).await,
+                Verb::Post => self.octocrab._post(uri, body).await,
+                Verb::Patch => self.octocrab._patch(uri, body).await,
+                Verb::Delete => self.octocrab._delete(uri, None::<&()>).await,
+            }
+        };
+        let response = match tokio::time::timeout(self.retry.timeout, sent).await {
+            Err(_) => {
+                return Err(Failure::Transient {
+                    reason: format!("no answer within {}s", self.retry.timeout.as_secs()),
+                    wait: None,
+                });
+            }
+            Ok(Err(error)) => return Err(self.transport_failure(action, &error)),
+            Ok(Ok(response)) => response,
+        };
+        let status = response.status().as_u16();
+        let headers = response.headers();
+        let header = |name: &str| {
+            headers
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+        };
+        let link = header("link");
+        let wait = retry_after(
+            header("retry-after").as_deref(),
+            header("x-ratelimit-remaining").as_deref(),
+            header("x-ratelimit-reset").as_deref(),
+        );
+        let rate_limited = wait.is_some();
+        let text = self
+            .octocrab
+            .body_to_string(response)
+            .await
+            .map_err(|e| self.transport_failure(action, &e))?;
+        if (200..300).contains(&status) {
+            let next = match link.as_deref().and_then(next_link) {
+                Some(url) => Some(self.same_origin_route(&url).ok_or_else(|| {
+                    Failure::Fatal(PublishError::Client {
+                        action: action.to_string(),
+                        message: format!(
+                            "the next-page link points away from {}: not following it",
+                            self.origin
+                        ),
+                    })
+                })?),
+                None => None,
+            };
+            return Ok(Answer { body: text, next });
+        }
+        let message = self.scrub(&github_message(&text));
+        let action = action.to_string();
+        Err(match status {
+            429 | 500..=599 => Failure::Transient {
+                reason: format!("GitHub answered {status}{}", quoted(&message)),
+                wait,
+            },
+            403 if rate_limited || message.to_ascii_lowercase().contains("rate limit") => {
+                Failure::Transient {
+                    reason: format!("rate limited (403{})", quoted(&message)),
+                    wait,
+                }
+            }
+            401 => Failure::Fatal(PublishError::Unauthorized { action, message }),
+            403 => Failure::Fatal(PublishError::Forbidden { action, message }),
+            404 => Failure::Fatal(PublishError::NotFound { action, message }),
+            422 => Failure::Fatal(PublishError::Invalid { action, message }),
+            status => Failure::Fatal(PublishError::Status {
+                action,
+                status,
+                message,
+            }),
+        })
+    }
+
+    /// A request that never got an answer: a connection error (transient), or
+    /// a request octocrab could not build (final).
+    fn transport_failure(&self, action: &str, error: &octocrab::Error) -> Failure {
+        let message = self.scrub(&error.to_string());
+        match error {
+            octocrab::Error::Hyper { .. } | octocrab::Error::Service { .. } => Failure::Transient {
+                reason: format!("connection failed: {message}"),
+                wait: None,
+            },
+            _ => Failure::Fatal(PublishError::Client {
+                action: action.to_string(),
+                message,
+            }),
+        }
+    }
+
+    /// `url` as a route (path and query) when it is on our API host; `None`
+    /// when it points elsewhere (we never follow it there).
+    fn same_origin_route(&self, url: &str) -> Option<String> {
+        let rest = url.strip_prefix(&self.origin)?;
+        (rest.is_empty() || rest.starts_with('/') || rest.starts_with('?')).then(|| {
+            if rest.starts_with('/') {
+                rest.to_string()
+            } else {
+                format!("/{rest}")
+            }
+        })
+    }
+
+    /// Replaces the token, wherever it appears, with `***`.
+    fn scrub(&self, text: &str) -> String {
+        if self.token.is_empty() {
+            text.to_string()
+        } else {
+            text.replace(&self.token, "***")
+        }
+    }
+}
+
+impl Retry {
+    /// The wait before attempt `attempt + 1`: the first delay, doubled each
+    /// time, at most `max_delay`.
+    fn backoff(&self, attempt: u32) -> Duration {
+        let factor = 2u32.saturating_pow(attempt.saturating_sub(1));
+        self.first_delay.saturating_mul(factor).min(self.max_delay)
+    }
+}
+
+/// The wait a rate-limited answer asks for: `Retry-After` seconds, else the
+/// time until `x-ratelimit-reset` when no requests remain.
+fn retry_after(
+    retry_after: Option<&str>,
+    remaining: Option<&str>,
+    reset: Option<&str>,
+) -> Option<Duration> {
+    if let Some(seconds) = retry_after.and_then(|v| v.trim().parse::<u64>().ok()) {
+        return Some(Duration::from_secs(seconds));
+    }
+    if remaining.map(str::trim) == Some("0") {
+        let reset = reset?.trim().parse::<u64>().ok()?;
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).ok()?.as_secs();
+        return Some(Duration::from_secs(reset.saturating_sub(now) + 1));
+    }
+    None
+}
+
+/// The URL of `rel="next"` in a `Link` header
+/// (`<https://…?page=2>; rel="next", <…>; rel="last"`).
+pub fn next_link(header: &str) -> Option<String> {
+    header.split(',').find_map(|part| {
+        let (url, params) = part.split_once(';')?;
+        let url = url.trim().strip_prefix('<')?.strip_suffix('>')?;
+        params
+            .split(';')
+            .filter_map(|p| p.trim().strip_prefix("rel="))
+            .any(|rel| {
+                rel.trim_matches('"')
+                    .split_whitespace()
+                    .any(|r| r == "next")
+            })
+            .then(|| url.to_string())
+    })
+}
+
+/// GitHub's error text: `message`, plus the `errors[]` details, shortened;
+/// the raw body when it is not GitHub's JSON.
+fn github_message(body: &str) -> String {
+    let text = match serde_json::from_str::<Value>(body) {
+        Ok(json) => {
+            let mut text = json
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            let details: Vec<String> = json
+                .get("errors")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|e| match e {
+                    Value::String(s) => Some(s.clone()),
+                    e => e
+                        .get("message")
+                        .or_else(|| e.get("code"))
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                })
+                .collect();
+            if !details.is_empty() {
+                text = format!("{text} ({})", details.join("; "));
+            }
+            text
+        }
+        Err(_) => body.split_whitespace().collect::<Vec<_>>().join(" "),
+    };
+    if text.chars().count() > MESSAGE_CHARS {
+        let short: String = text.chars().take(MESSAGE_CHARS).collect();
+        format!("{short}…")
+    } else {
+        text
+    }
+}
+
+/// `: message`, or nothing for an empty message.
+fn quoted(message: &str) -> String {
+    if message.is_empty() {
+        String::new()
+    } else {
+        format!(": {message}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn link_headers() {
+        let header = "<https://api.github.com/repositories/1/issues/2/comments?per_page=100&page=2>; rel=\"next\", \
+                      <https://api.github.com/repositories/1/issues/2/comments?per_page=100&page=5>; rel=\"last\"";
+        assert_eq!(
+            next_link(header).as_deref(),
+            Some("https://api.github.com/repositories/1/issues/2/comments?per_page=100&page=2")
+        );
+        let last_page = "<https://x/c?page=1>; rel=\"first\", <https://x/c?page=4>; rel=\"prev\"";
+        assert_eq!(next_link(last_page), None);
+        assert_eq!(next_link(""), None);
+    }
+
+    #[test]
+    fn rate_limit_waits() {
+        assert_eq!(
+            retry_after(Some("7"), None, None),
+            Some(Duration::from_secs(7))
+        );
+        assert_eq!(retry_after(None, Some("10"), Some("1")), None);
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        let wait = retry_after(None, Some("0"), Some(&(now + 30).to_string())).unwrap();
+        assert!((30..=32).contains(&wait.as_secs()), "{wait:?}");
+        assert_eq!(retry_after(None, None, None), None);
+    }
+
+    #[test]
+    fn github_messages() {
+        let body = r#"{"message":"Validation Failed","errors":[{"resource":"IssueComment","code":"custom","message":"Body is too long"}],"documentation_url":"https://docs.github.com"}"#;
+        assert_eq!(github_message(body), "Validation Failed (Body is too long)");
+        assert_eq!(
+            github_message("<html>\n bad gateway </html>"),
+            "<html> bad gateway </html>"
+        );
+        assert_eq!(
+            github_message(&"x".repeat(400)).chars().count(),
+            MESSAGE_CHARS + 1
+        );
+    }
+
+    #[test]
+    fn backoff_doubles_up_to_the_cap() {
+        let retry = Retry {
+            first_delay: Duration::from_secs(1),
+            max_delay: Duration::from_secs(5),
+            ..Retry::default()
+        };
+        let waits: Vec<u64> = (1..=5).map(|a| retry.backoff(a).as_secs()).collect();
+        assert_eq!(waits, [1, 2, 4, 5, 5]);
+    }
+}

@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::diagnose::{self, Diagnosis, ModelledOp, Peaks, patterns};
 use crate::hardware::{self, Catalog, ComputeSpec, Hardware};
@@ -273,7 +273,7 @@ pub struct UniqueArgs {
 }
 
 /// The perf model of one invocation of a unique-args row.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OpModel {
     /// Perf-model family (`GEMM`, `SDPA_fwd`, `Normalization`, …).
     pub family: String,

@@ -31,10 +31,10 @@ use std::path::Path;
 use flate2::read::MultiGzDecoder;
 use flate2::write::GzEncoder;
 use flate2::{Compression, GzBuilder};
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 
 use crate::analyse::{OpModel, Profile, UniqueArgs};
-use crate::hardware::{Catalog, ComputeSpec, Hardware};
+use crate::hardware::{Catalog, Hardware};
 use crate::ops::category::Category;
 use crate::ops::stats::Stats;
 use crate::timeline::Breakdown;
@@ -130,7 +130,6 @@ pub struct Snapshot {
     /// Whether the trace has any GPU work.
     pub has_gpu_activity: bool,
     /// GPU timeline over linked GPU work, µs.
-    #[serde(with = "BreakdownDef")]
     pub timeline: Breakdown,
     /// One entry per `ProfilerStep#N`.
     #[serde(default)]
@@ -264,7 +263,6 @@ pub struct StepSnapshot {
     /// Host duration of the step, µs.
     pub host_duration_us: f64,
     /// GPU timeline of the work launched in the step, µs.
-    #[serde(with = "BreakdownDef")]
     pub timeline: Breakdown,
     /// Sum of the step's op invocations' direct kernel time, µs.
     pub kernel_time_us: f64,
@@ -302,12 +300,10 @@ pub struct OpSnapshot {
     /// `Concrete Inputs`, Python tuple.
     pub concrete_inputs: String,
     /// Category.
-    #[serde(with = "CategoryDef")]
     pub category: Category,
     /// `nn.Module` path of the earliest invocation, when recorded.
     pub module_path: Option<String>,
     /// Direct kernel time per invocation, µs, over every invocation.
-    #[serde(with = "StatsDef")]
     pub direct: Stats,
     /// Up to [`MAX_SAMPLES`] per-invocation direct kernel times, µs, evenly
     /// spaced over the invocations in host-time order (all of them when
@@ -320,7 +316,7 @@ pub struct OpSnapshot {
     #[serde(default)]
     pub kernel_sequence: Vec<String>,
     /// FLOPs and bytes of one invocation, when a perf model covers the op.
-    #[serde(default, with = "opt_model")]
+    #[serde(default)]
     pub model: Option<OpModel>,
 }
 
@@ -744,98 +740,6 @@ fn op_rows(rows: &[UniqueArgs]) -> Vec<OpSnapshot> {
         .collect()
 }
 
-// Serde definitions of the analysis types the snapshot stores (they derive
-// only `Serialize`); `#[serde(remote)]` keeps them checked field by field
-// against the originals at compile time.
-
-#[derive(Serialize, Deserialize)]
-#[serde(remote = "Breakdown")]
-struct BreakdownDef {
-    computation_time: f64,
-    exposed_comm_time: f64,
-    exposed_memcpy_time: f64,
-    busy_time: f64,
-    idle_time: f64,
-    total_time: f64,
-    total_comm_time: f64,
-    total_memcpy_time: f64,
-}
-
-#[derive(Serialize, Deserialize)]
-#[serde(remote = "Stats")]
-struct StatsDef {
-    count: u64,
-    sum: f64,
-    mean: f64,
-    median: f64,
-    std: Option<f64>,
-    min: f64,
-    max: f64,
-}
-
-#[derive(Serialize, Deserialize)]
-#[serde(remote = "Category")]
-enum CategoryDef {
-    #[serde(rename = "GEMM")]
-    Gemm,
-    #[serde(rename = "CONV_fwd")]
-    ConvFwd,
-    #[serde(rename = "CONV_bwd")]
-    ConvBwd,
-    #[serde(rename = "SDPA_fwd")]
-    SdpaFwd,
-    #[serde(rename = "SDPA_bwd")]
-    SdpaBwd,
-    #[serde(rename = "NORM_fwd")]
-    NormFwd,
-    #[serde(rename = "NORM_bwd")]
-    NormBwd,
-    #[serde(rename = "softmax")]
-    Softmax,
-    #[serde(rename = "elementwise")]
-    Elementwise,
-    #[serde(rename = "reduce")]
-    Reduce,
-    #[serde(rename = "comm")]
-    Comm,
-    #[serde(rename = "triton")]
-    Triton,
-    #[serde(rename = "runtime")]
-    Runtime,
-    #[serde(rename = "other")]
-    Other,
-}
-
-#[derive(Serialize, Deserialize)]
-#[serde(remote = "OpModel")]
-struct OpModelDef {
-    family: String,
-    flops: f64,
-    bytes: f64,
-    compute_spec: Option<ComputeSpec>,
-}
-
-/// `Option<OpModel>` through [`OpModelDef`].
-mod opt_model {
-    use super::*;
-
-    #[derive(Serialize, Deserialize)]
-    struct Model(#[serde(with = "OpModelDef")] OpModel);
-
-    pub fn serialize<S: Serializer>(
-        value: &Option<OpModel>,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        value.clone().map(Model).serialize(serializer)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(
-        deserializer: D,
-    ) -> Result<Option<OpModel>, D::Error> {
-        Ok(Option::<Model>::deserialize(deserializer)?.map(|m| m.0))
-    }
-}
-
 /// SHA-256 (FIPS 180-4), streaming.
 #[derive(Clone, Debug)]
 pub struct Sha256 {
@@ -977,6 +881,7 @@ pub fn sha256_file(path: &Path) -> io::Result<(String, u64)> {
 #[allow(clippy::print_stderr)] // corpus tests say when they skip, and print sizes
 pub(crate) mod tests {
     use super::*;
+    use crate::hardware::ComputeSpec;
     use std::collections::HashMap;
     use std::path::PathBuf;
     use std::sync::{Mutex, OnceLock};

@@ -7,7 +7,7 @@
 //! `f64` microseconds, as TraceLens computes it, so figures agree to the last
 //! digits rather than only to a tolerance.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A half-open time interval `[start, end)` in microseconds.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -154,7 +154,7 @@ fn contains_ignore_ascii_case(haystack: &str, needle: &str) -> bool {
 }
 
 /// The GPU timeline breakdown, all in µs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Breakdown {
     /// Length of the computation union.
     pub computation_time: f64,

@@ -5,10 +5,10 @@
 //! attention entry points are SDPA, softmax and collective ops have their own
 //! categories, and CUDA-graph kernels are categorised by kernel name.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// An op family.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Category {
     /// Matrix multiplies.
     #[serde(rename = "GEMM")]

@@ -1,9 +1,9 @@
 //! Descriptive statistics of per-invocation samples.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Count, sum, mean, median, sample standard deviation, min and max.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Stats {
     /// Number of samples.
     pub count: u64,

@@ -519,7 +519,7 @@ struct Invocation {
     backward_of: Option<String>,
     kernel_us: f64,
     /// (kernel name, raw dur, stream), ordered by duration.
-    kernels: Vec<(String, f64, Option<i64>)>,
+    kernels: Vec<(Sym, f64, Option<i64>)>,
 }
 
 fn invocation(
@@ -546,12 +546,12 @@ fn invocation(
             .collect(),
     )
     .len();
-    let mut kernels: Vec<(String, f64, Option<i64>)> = gpu
+    let mut kernels: Vec<(Sym, f64, Option<i64>)> = gpu
         .iter()
         .map(|&g| {
             let e = &trace.events[g as usize];
             let stream = trace.gpu_args(e).and_then(|a| a.stream);
-            (trace.name(e).to_string(), e.dur, stream)
+            (e.name, e.dur, stream)
         })
         .collect();
     kernels.sort_by(|a, b| a.1.total_cmp(&b.1));
@@ -669,7 +669,7 @@ fn median(values: &[f64]) -> f64 {
 
 /// Per-position kernel statistics: the first invocation with kernels is the
 /// template; invocations with a different kernel count are left out.
-fn kernel_stats(invocations: &[&Invocation]) -> Vec<KernelStats> {
+fn kernel_stats(trace: &Trace, invocations: &[&Invocation]) -> Vec<KernelStats> {
     let Some(template) = invocations.iter().find(|i| !i.kernels.is_empty()) else {
         return Vec::new();
     };
@@ -687,7 +687,7 @@ fn kernel_stats(invocations: &[&Invocation]) -> Vec<KernelStats> {
             let squares: Vec<f64> = durations.iter().map(|d| (d - mean) * (d - mean)).collect();
             let (name, _, stream) = &template.kernels[position];
             KernelStats {
-                name: name.clone(),
+                name: trace.strings.get(*name).to_string(),
                 stream: *stream,
                 count: durations.len() as u64,
                 total_us: total,
@@ -752,7 +752,7 @@ fn build_row(
         kernel_time_us: Agg::of(kernel_us).unwrap_or_default(),
         tflops_per_s: tflops,
         tb_per_s: tbps,
-        kernels: kernel_stats(group),
+        kernels: kernel_stats(trace, group),
         percentage: 0.0,
         cumulative_percentage: 0.0,
         raw_args: raw.clone(),

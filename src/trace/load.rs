@@ -18,7 +18,7 @@ use flate2::bufread::MultiGzDecoder;
 
 use super::model::{
     DeviceProperties, Event, Flow, FlowKind, GpuArgs, Kind, LoadCounts, Metadata, NO_DETAIL,
-    OpArgs, PythonArgs, Strings, Sym, Trace, TrackId, TrackNames,
+    OpArgs, Strings, Sym, Trace, TrackId, TrackNames,
 };
 use super::model::{FxHashMap, Track};
 use super::raw::{LooseDims3, LooseI64, RawArgs, RawEvent, RawTrackId};
@@ -378,18 +378,8 @@ impl Loader<'_, '_> {
                         .syntax("`traceEvents` not closed (truncated file?)"));
                 }
             }
-            let len = self.input.value_len()?;
-            let start = self.input.pos;
-            let offset = self.input.offset();
             let index = self.builder.trace.counts.events;
-            let raw: RawEvent = serde_json::from_slice(&self.input.buf[start..start + len])
-                .map_err(|e| LoadError::Event {
-                    path: self.input.label.to_string(),
-                    index,
-                    offset: offset + column_offset(&e),
-                    message: without_position(&e),
-                })?;
-            self.builder.event(raw);
+            let len = self.parse_event(index)?;
             self.input.pos += len;
             if self.input.base != filled_at {
                 filled_at = self.input.base;
@@ -424,6 +414,48 @@ fn without_position(error: &serde_json::Error) -> String {
     match text.rfind(" at line ") {
         Some(cut) => text[..cut].to_string(),
         None => text,
+    }
+}
+
+impl Loader<'_, '_> {
+    /// Parses the event at the window's position straight from the buffer
+    /// (no separate scan for its end) and hands it to the builder; returns
+    /// its length. An event cut by the window's end is parsed again once
+    /// more bytes are in: that happens once per refill, not per event.
+    fn parse_event(&mut self, index: u64) -> Result<usize, LoadError> {
+        loop {
+            let start = self.input.pos;
+            let slice = &self.input.buf[start..self.input.len];
+            let mut stream = serde_json::Deserializer::from_slice(slice).into_iter::<RawEvent>();
+            let parsed = stream.next().unwrap_or_else(|| {
+                Err(<serde_json::Error as serde::de::Error>::custom(
+                    "EOF while parsing an event",
+                ))
+            });
+            match parsed {
+                Ok(raw) => {
+                    let len = stream.byte_offset();
+                    self.builder.event(raw);
+                    return Ok(len);
+                }
+                Err(e) if e.is_eof() && !self.input.eof => {
+                    self.input.fill()?;
+                }
+                Err(e) => {
+                    let offset = self.input.offset();
+                    return Err(LoadError::Event {
+                        path: self.input.label.to_string(),
+                        index,
+                        offset: offset + column_offset(&e),
+                        message: if e.is_eof() {
+                            "event cut off by the end of input (truncated file?)".to_string()
+                        } else {
+                            without_position(&e)
+                        },
+                    });
+                }
+            }
+        }
     }
 }
 
@@ -525,11 +557,6 @@ impl Builder {
         let name = self.trace.strings.intern(raw.name.as_deref().unwrap_or(""));
         let args = raw.args.unwrap_or_default();
         let correlation = args.correlation.as_ref().and_then(|c| c.0);
-        let external_id = args
-            .external_id
-            .as_ref()
-            .and_then(|e| e.0)
-            .or_else(|| args.external_id_2021.as_ref().and_then(|e| e.0));
         let detail = self.detail(kind, &args);
         self.trace.counts.timed += 1;
         self.trace.events.push(Event {
@@ -539,7 +566,6 @@ impl Builder {
             track,
             kind,
             correlation,
-            external_id,
             index,
             detail,
         });
@@ -567,13 +593,6 @@ impl Builder {
                     block: dims3(&args.block),
                 };
                 push_index(&mut self.trace.gpu_args, gpu)
-            }
-            Kind::PythonFunction => {
-                let python = PythonArgs {
-                    id: args.python_id.as_ref().and_then(|i| i.0),
-                    parent_id: args.python_parent_id.as_ref().and_then(|i| i.0),
-                };
-                push_index(&mut self.trace.python_args, python)
             }
             _ => NO_DETAIL,
         }
@@ -734,11 +753,11 @@ mod tests {
     fn bare_array_and_big_ids() {
         let trace = load(
             r#"[{"ph": "X", "cat": "cpu_op", "name": "c", "pid": 0, "tid": 1, "ts": 200, "dur": 100,
-                 "args": {"Comms Id": 10159970886766084423, "External id": 18446744073709551616}}]"#,
+                 "args": {"Comms Id": 10159970886766084423, "correlation": 18446744073709551616}}]"#,
         )
         .expect("loads");
         assert_eq!(trace.events.len(), 1);
-        assert!(trace.events[0].external_id.is_some());
+        assert!(trace.events[0].correlation.is_some());
     }
 
     #[test]

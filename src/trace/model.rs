@@ -211,14 +211,11 @@ pub struct Event {
     pub kind: Kind,
     /// `args.correlation`: links a runtime launch with its GPU work.
     pub correlation: Option<u64>,
-    /// `args["External id"]` (`"external id"` in 2021 traces).
-    pub external_id: Option<u64>,
     /// Position in `traceEvents` (metadata and instant events counted), as
     /// TraceLens numbers events (its `UID`).
     pub index: u32,
     /// Index into the side table of this kind ([`Trace::op_args`] for CPU ops,
-    /// [`Trace::gpu_args`] for GPU work, [`Trace::python_args`] for Python
-    /// frames), or [`NO_DETAIL`].
+    /// [`Trace::gpu_args`] for GPU work), or [`NO_DETAIL`].
     pub detail: u32,
 }
 
@@ -259,15 +256,6 @@ pub struct GpuArgs {
     pub grid: Option<[u32; 3]>,
     /// `args.block`, when recorded.
     pub block: Option<[u32; 3]>,
-}
-
-/// A Python frame's identity, for `nn.Module` ancestry.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct PythonArgs {
-    /// `Python id`.
-    pub id: Option<u64>,
-    /// `Python parent id`.
-    pub parent_id: Option<u64>,
 }
 
 /// One end of a flow arrow (`ph: "s"` or `"f"`).
@@ -374,8 +362,6 @@ pub struct Trace {
     pub op_args: Vec<OpArgs>,
     /// GPU-work arguments.
     pub gpu_args: Vec<GpuArgs>,
-    /// Python-frame arguments.
-    pub python_args: Vec<PythonArgs>,
     /// Interned strings.
     pub strings: Strings,
     /// Process and thread names.
@@ -402,12 +388,6 @@ impl Trace {
     pub fn gpu_args(&self, event: &Event) -> Option<&GpuArgs> {
         (event.kind.is_gpu_work() && event.detail != NO_DETAIL)
             .then(|| &self.gpu_args[event.detail as usize])
-    }
-
-    /// The Python-frame arguments of an event, if it is a Python frame.
-    pub fn python_args(&self, event: &Event) -> Option<&PythonArgs> {
-        (event.kind == Kind::PythonFunction && event.detail != NO_DETAIL)
-            .then(|| &self.python_args[event.detail as usize])
     }
 
     /// A readable label for a track id.

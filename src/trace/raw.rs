@@ -37,10 +37,6 @@ pub(crate) struct RawEvent<'a> {
 pub(crate) struct RawArgs<'a> {
     #[serde(default)]
     pub correlation: Option<LooseId>,
-    #[serde(rename = "External id", default)]
-    pub external_id: Option<LooseId>,
-    #[serde(rename = "external id", default)]
-    pub external_id_2021: Option<LooseId>,
     #[serde(rename = "Input Dims", borrow, default)]
     pub input_dims: Option<&'a RawValue>,
     #[serde(rename = "Input type", borrow, default)]
@@ -63,10 +59,6 @@ pub(crate) struct RawArgs<'a> {
     pub grid: Option<LooseDims3>,
     #[serde(default)]
     pub block: Option<LooseDims3>,
-    #[serde(rename = "Python id", default)]
-    pub python_id: Option<LooseId>,
-    #[serde(rename = "Python parent id", default)]
-    pub python_parent_id: Option<LooseId>,
     /// `process_name` / `thread_name` metadata events carry their name here.
     #[serde(borrow, default)]
     pub name: Option<Cow<'a, str>>,

@@ -13,7 +13,7 @@ use crate::diagnose::{self, Diagnosis, ModelledOp, Peaks, patterns};
 use crate::hardware::{self, Catalog, ComputeSpec, Hardware};
 use crate::ops::args::python_repr;
 use crate::ops::category::{self, Category};
-use crate::ops::stats::Stats;
+use crate::ops::stats::{Stats, percent};
 use crate::perf::{self, PerfReport};
 use crate::perf_model::{self, OpShape};
 use crate::timeline::{Breakdown, Bucket, Interval, IntervalSet, bucket_of};
@@ -488,7 +488,8 @@ pub fn analyse_with(trace: &Trace, tree: &Tree, options: &AnalysisOptions) -> Pr
     let invocations = Invocations::collect(trace, tree, &gpu);
     let unique_args = unique_args(trace, tree, &gpu, &invocations);
     let kernels = kernel_summary(trace, tree, &gpu, &timeline);
-    let (short_kernels, short_kernel_histogram) = short_kernels(trace, tree, &gpu, &timeline);
+    let (short_kernels, short_kernel_histogram, short_kernel_time_us) =
+        short_kernels(trace, tree, &gpu, &timeline);
     let (hardware_used, hardware) = choose_hardware(trace, options);
     let perf = perf::perf_report(trace, tree);
     let mut profile = Profile {
@@ -507,7 +508,7 @@ pub fn analyse_with(trace: &Trace, tree: &Tree, options: &AnalysisOptions) -> Pr
         unique_args,
         kernels,
         short_kernels,
-        short_kernel_time_us: short_kernel_histogram_total(trace, &gpu),
+        short_kernel_time_us,
         short_kernel_histogram,
         anomalies: anomalies(trace, tree, &gpu),
         idle: idle_split(trace, &gpu),
@@ -992,15 +993,8 @@ fn kernel_summary(
     rows
 }
 
-fn percent(part: f64, whole: f64) -> f64 {
-    if whole > 0.0 {
-        part / whole * 100.0
-    } else {
-        0.0
-    }
-}
-
-/// Short kernels (linked or not) by parent op, arguments and kernel name.
+/// Short kernels (linked or not) by parent op, arguments and kernel name,
+/// with the histogram of their durations and their total duration (µs).
 /// As in TraceLens, kernels whose parent op lacks recorded arguments are left
 /// out of the groups (they stay in the histogram); a trace with no CPU ops at
 /// all groups by kernel name alone.
@@ -1009,7 +1003,7 @@ fn short_kernels(
     tree: &Tree,
     gpu: &GpuWork,
     timeline: &Breakdown,
-) -> (Vec<ShortKernelGroup>, Vec<HistogramBin>) {
+) -> (Vec<ShortKernelGroup>, Vec<HistogramBin>, f64) {
     let gpu_only = !trace.events.iter().any(|e| e.kind == Kind::CpuOp);
     let mut reprs = FxHashMap::default();
     let mut index: std::collections::HashMap<[String; 5], usize> = std::collections::HashMap::new();
@@ -1072,15 +1066,8 @@ fn short_kernels(
             .total_cmp(&a.total_us)
             .then(a.count.cmp(&b.count))
     });
-    (rows, histogram(&durations, HISTOGRAM_BINS))
-}
-
-fn short_kernel_histogram_total(trace: &Trace, gpu: &GpuWork) -> f64 {
-    gpu.items
-        .iter()
-        .map(|w| &trace.events[w.event as usize])
-        .filter(|e| e.kind == Kind::Kernel && e.dur < SHORT_KERNEL_US)
-        .fold(0.0, |total, e| total + e.dur)
+    let total_us = durations.iter().fold(0.0, |total, d| total + d);
+    (rows, histogram(&durations, HISTOGRAM_BINS), total_us)
 }
 
 /// The first CPU op above a kernel's launch, if it recorded all four argument lists.

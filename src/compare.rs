@@ -50,6 +50,7 @@ use similar::TextDiff;
 use crate::analyse::OpModel;
 use crate::hardware::{ComputeSpec, Hardware};
 use crate::ops::category::Category;
+use crate::ops::stats::percent;
 use crate::perf_model::dtype::Dtype;
 use crate::snapshot::{Fingerprint, OpKey, OpSnapshot, Snapshot};
 use crate::stats::{self, RatioEstimate};
@@ -972,14 +973,6 @@ pub fn kernel_diff(baseline: &[String], candidate: &[String]) -> Option<String> 
             .header("baseline", "candidate")
             .to_string(),
     )
-}
-
-fn percent(part: f64, whole: f64) -> f64 {
-    if whole > 0.0 {
-        part / whole * 100.0
-    } else {
-        0.0
-    }
 }
 
 fn median_or_zero(values: impl Iterator<Item = f64>) -> f64 {

@@ -12,6 +12,7 @@
 use crate::compare::{Comparison, OpComparison, OpSide, SamplesBasis};
 use crate::diagnose::{self, Bound};
 use crate::hardware::{ComputeSpec, Hardware};
+use crate::ops::stats::percent;
 use crate::policy::{Expectation as PolicyExpectation, Expected, Policy, TimelineMetric};
 use crate::snapshot::Snapshot;
 use crate::stats::bh_adjust;
@@ -476,7 +477,7 @@ fn judge_workload(
     }
     let total = comparison.baseline_total_us;
     for side in &comparison.new_ops {
-        let share = share(side.time_us, comparison.candidate_total_us);
+        let share = percent(side.time_us, comparison.candidate_total_us);
         if share >= policy.new_ops.min_share_percent && !ignored(policy, side) {
             let mut finding = op_finding(
                 "new_ops",
@@ -492,13 +493,13 @@ fn judge_workload(
             );
             finding.metric = "kernel time per run".into();
             finding.candidate = Some(side.time_us);
-            finding.impact_percent = Some(self::share(side.time_us, total));
+            finding.impact_percent = Some(percent(side.time_us, total));
             finding.priority = priority_of(share);
             findings.push(finding);
         }
     }
     for side in &comparison.missing_ops {
-        let share = share(side.time_us, total);
+        let share = percent(side.time_us, total);
         if share >= policy.missing_ops.min_share_percent && !ignored(policy, side) {
             let mut finding = op_finding(
                 "missing_ops",
@@ -531,14 +532,6 @@ fn ignored(policy: &Policy, side: &OpSide) -> bool {
         &side.key.input_dims,
         side.module_path.as_deref(),
     )
-}
-
-fn share(part: f64, whole: f64) -> f64 {
-    if whole > 0.0 {
-        part / whole * 100.0
-    } else {
-        0.0
-    }
 }
 
 /// Puts the figures the estimate was computed on into a finding: per-step
@@ -694,7 +687,7 @@ fn judge_cross_platform(
     // Impact beyond what the hardware explains: the candidate's time against
     // the baseline's time scaled by the expected ratio.
     let excess_us = op.candidate.time_us - expected * op.baseline.time_us;
-    let excess_percent = share(excess_us, baseline_total_us);
+    let excess_percent = percent(excess_us, baseline_total_us);
     if excess_percent.abs() < policy.noise.min_impact_percent {
         return None;
     }
@@ -758,8 +751,8 @@ fn timeline_value(
         TimelineMetric::IdlePercent => {
             let (idle, total) = (find("idle_time")?, find("total_time")?);
             Some((
-                share(idle.baseline_us, total.baseline_us),
-                share(idle.candidate_us, total.candidate_us),
+                percent(idle.baseline_us, total.baseline_us),
+                percent(idle.candidate_us, total.candidate_us),
                 None,
             ))
         }
@@ -797,7 +790,7 @@ fn timeline_findings(comparison: &Comparison, policy: &Policy, findings: &mut Ve
                 let mut finding = base.clone();
                 finding.limit = Some(effective);
                 finding.impact_percent =
-                    Some(share(candidate - baseline, comparison.baseline_total_us));
+                    Some(percent(candidate - baseline, comparison.baseline_total_us));
                 finding.priority = priority_of(delta);
                 finding.message = format!(
                     "GPU {} grew {delta:.1}% ({} → {} µs), above the {effective:.1}% limit",
@@ -865,7 +858,7 @@ fn efficiency_findings(
                 None => (model.flops == 0.0).then(|| model.bytes / (hardware.hbm_tb_s * 1e6)),
             };
             let Some(roofline) = roofline else { continue };
-            let share_of_busy = share(side.total_us, busy);
+            let share_of_busy = percent(side.total_us, busy);
             if side.median_us <= 0.0 || share_of_busy < rule.min_share_percent {
                 continue;
             }
@@ -961,7 +954,7 @@ fn budget_findings(
             check("time per step", total_us / steps, limit, "µs");
         }
         if let Some(limit) = budget.max_share_percent {
-            check("share of GPU time", share(total_us, busy), limit, "%");
+            check("share of GPU time", percent(total_us, busy), limit, "%");
         }
         if let Some(limit) = budget.max_count {
             check("calls per step", calls / steps, limit as f64, "calls");

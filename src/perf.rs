@@ -27,6 +27,7 @@ use serde::Serialize;
 use crate::hardware::ComputeSpec;
 use crate::ops::args::python_repr;
 use crate::ops::category::{self, Category};
+use crate::ops::stats::percent;
 use crate::perf_model::{self, Family, NoModel, OpShape, PerfModel};
 use crate::timeline::{Interval, IntervalSet};
 use crate::trace::{FxHashMap, Kind, Sym, Trace};
@@ -772,11 +773,7 @@ fn rank(rows: &mut [PerfRow]) {
     let total = pairwise_sum(&sums);
     let mut cumulative = 0.0;
     for row in rows.iter_mut() {
-        row.percentage = if total > 0.0 {
-            row.kernel_time_us.sum / total * 100.0
-        } else {
-            0.0
-        };
+        row.percentage = percent(row.kernel_time_us.sum, total);
         cumulative += row.percentage;
         row.cumulative_percentage = cumulative;
     }

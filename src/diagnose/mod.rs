@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use crate::analyse::Profile;
 use crate::hardware::ComputeSpec;
+use crate::ops::stats::percent;
 use patterns::{Pattern, PatternKind};
 
 /// An op row with a perf model, as the diagnosis needs it.
@@ -282,11 +283,7 @@ fn assess(
     };
     let roofline_time_us = roofline_per_call_us.map(|r| r * op.count as f64);
     let efficiency = roofline_time_us.map(|r| r / op.kernel_time_us * 100.0);
-    let share_of_compute = if compute_us > 0.0 {
-        op.kernel_time_us / compute_us * 100.0
-    } else {
-        0.0
-    };
+    let share_of_compute = percent(op.kernel_time_us, compute_us);
     let in_pattern = pattern_ops.contains(&op.name.as_str());
     let priority = priority(share_of_compute, efficiency, in_pattern);
     let projections = roofline_time_us
@@ -299,11 +296,7 @@ fn assess(
                     Projection {
                         target_efficiency: target,
                         time_us,
-                        e2e_saving_percent: if total_us > 0.0 {
-                            saved / total_us * 100.0
-                        } else {
-                            0.0
-                        },
+                        e2e_saving_percent: percent(saved, total_us),
                     }
                 })
                 .collect()
@@ -428,13 +421,7 @@ fn elementwise_baseline(ops: &[OpAssessment]) -> (Option<f64>, Vec<String>) {
 fn classify(profile: &Profile, ops: &[OpAssessment]) -> (Bottleneck, Vec<Evidence>) {
     let t = &profile.timeline;
     let total = t.total_time;
-    let pct = |part: f64| {
-        if total > 0.0 {
-            part / total * 100.0
-        } else {
-            0.0
-        }
-    };
+    let pct = |part: f64| percent(part, total);
     let mut evidence = vec![
         Evidence {
             metric: "computation".into(),
@@ -458,11 +445,7 @@ fn classify(profile: &Profile, ops: &[OpAssessment]) -> (Bottleneck, Vec<Evidenc
     if pct(t.exposed_comm_time) >= 15.0 {
         return (Bottleneck::CommunicationBound, evidence);
     }
-    let sync_share = if profile.sync.host_span_us > 0.0 {
-        profile.sync.time_us / profile.sync.host_span_us * 100.0
-    } else {
-        0.0
-    };
+    let sync_share = percent(profile.sync.time_us, profile.sync.host_span_us);
     evidence.push(Evidence {
         metric: "host blocked in synchronisation".into(),
         value: format!("{sync_share:.1}% of the host span"),
@@ -499,8 +482,8 @@ fn classify(profile: &Profile, ops: &[OpAssessment]) -> (Bottleneck, Vec<Evidenc
         metric: "modelled kernel time in compute-bound ops".into(),
         value: format!(
             "{:.1}% ({:.1}% memory-bound)",
-            share(compute, modelled),
-            share(memory, modelled)
+            percent(compute, modelled),
+            percent(memory, modelled)
         ),
         threshold: "the larger side names the bottleneck".into(),
     });
@@ -518,14 +501,6 @@ fn classify(profile: &Profile, ops: &[OpAssessment]) -> (Bottleneck, Vec<Evidenc
         },
         evidence,
     )
-}
-
-fn share(part: f64, whole: f64) -> f64 {
-    if whole > 0.0 {
-        part / whole * 100.0
-    } else {
-        0.0
-    }
 }
 
 /// The guides' "what you cannot infer" table: what a trace does not show and

@@ -54,6 +54,15 @@ impl Stats {
     }
 }
 
+/// `part` as a percentage of `whole`; 0 when `whole` is not positive.
+pub fn percent(part: f64, whole: f64) -> f64 {
+    if whole > 0.0 {
+        part / whole * 100.0
+    } else {
+        0.0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -95,7 +95,7 @@ fn gpu_timeline(profile: &Profile) -> String {
     let mut table = Table::new(&["type", "time ms", "percent"]);
     let total = profile.timeline.total_time;
     for (name, us) in profile.timeline.rows() {
-        let percent = if total > 0.0 { us / total * 100.0 } else { 0.0 };
+        let percent = super::percent(us, total);
         table.row([
             Cell::Text(name),
             Cell::Float(us / 1000.0),
@@ -111,7 +111,7 @@ fn shares(values: impl Iterator<Item = f64> + Clone) -> Vec<(f64, f64)> {
     let mut cumulative = 0.0;
     values
         .map(|v| {
-            let share = if total > 0.0 { v / total * 100.0 } else { 0.0 };
+            let share = super::percent(v, total);
             cumulative += share;
             (share, cumulative)
         })
@@ -186,58 +186,114 @@ fn ops_summary_by_category(profile: &Profile) -> String {
     table.text
 }
 
-/// TraceLens's `kernel_details_summary`: a Python list of dicts.
-fn kernel_details_repr(kernels: &[KernelDetail]) -> String {
+/// One kernel entry of TraceLens's `kernel_details_summary` cell.
+pub(crate) struct KernelEntry<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) stream: Option<i64>,
+    pub(crate) count: u64,
+    pub(crate) total: f64,
+    pub(crate) mean: f64,
+    pub(crate) median: f64,
+    pub(crate) std: f64,
+    pub(crate) min: f64,
+    pub(crate) max: f64,
+}
+
+fn stream_repr(stream: Option<i64>) -> String {
+    stream.map_or("None".to_string(), |s| s.to_string())
+}
+
+/// TraceLens's `kernel_details_summary`: a Python list of dicts, each float
+/// written by `float` (plain repr, or numpy's `np.float64(...)`).
+pub(crate) fn kernel_details_cell<'a>(
+    kernels: impl IntoIterator<Item = KernelEntry<'a>>,
+    float: fn(f64) -> String,
+) -> String {
     let mut out = String::from("[");
-    for (i, kernel) in kernels.iter().enumerate() {
+    for (i, k) in kernels.into_iter().enumerate() {
         if i > 0 {
             out.push_str(", ");
         }
         out.push_str("{'name': ");
-        write_python_str(&kernel.name, &mut out);
-        let d = &kernel.duration;
-        let stream = kernel.stream.map_or("None".to_string(), |s| s.to_string());
+        write_python_str(k.name, &mut out);
         let _ = write!(
             out,
-            ", 'stream': {stream}, 'count': {}, 'total_duration_us': {}, 'mean_duration_us': {}, \
-             'median_duration_us': {}, 'std_dev_duration_us': {}, 'min_duration_us': {}, 'max_duration_us': {}}}",
-            d.count,
-            python_float(d.sum),
-            python_float(d.mean),
-            python_float(d.median),
-            python_float(d.std.unwrap_or(0.0)),
-            python_float(d.min),
-            python_float(d.max),
+            ", 'stream': {}, 'count': {}, 'total_duration_us': {}, 'mean_duration_us': {}, \
+             'median_duration_us': {}, 'std_dev_duration_us': {}, 'min_duration_us': {}, \
+             'max_duration_us': {}}}",
+            stream_repr(k.stream),
+            k.count,
+            float(k.total),
+            float(k.mean),
+            float(k.median),
+            float(k.std),
+            float(k.min),
+            float(k.max),
         );
     }
     out.push(']');
     out
 }
 
-/// TraceLens's `trunc_kernel_details`: names cut to 64 characters, mean rounded.
-fn trunc_kernel_details_repr(kernels: &[KernelDetail]) -> String {
+/// TraceLens's `trunc_kernel_details`: (name, stream, mean already rounded by
+/// the caller) entries, names cut to 64 characters plus `...`.
+pub(crate) fn trunc_kernel_details_cell<'a>(
+    kernels: impl IntoIterator<Item = (&'a str, Option<i64>, f64)>,
+    float: fn(f64) -> String,
+) -> String {
     let mut out = String::from("[");
-    for (i, kernel) in kernels.iter().enumerate() {
+    for (i, (name, stream, mean)) in kernels.into_iter().enumerate() {
         if i > 0 {
             out.push_str(", ");
         }
-        let name: String = if kernel.name.chars().count() > 64 {
-            kernel.name.chars().take(64).chain("...".chars()).collect()
+        let name: String = if name.chars().count() > 64 {
+            name.chars().take(64).chain("...".chars()).collect()
         } else {
-            kernel.name.clone()
+            name.to_string()
         };
         out.push_str("{'name': ");
         write_python_str(&name, &mut out);
-        let stream = kernel.stream.map_or("None".to_string(), |s| s.to_string());
-        let mean = (kernel.duration.mean * 100.0).round() / 100.0;
         let _ = write!(
             out,
-            ", 'stream': {stream}, 'mean_duration_us': {}}}",
-            python_float(mean)
+            ", 'stream': {}, 'mean_duration_us': {}}}",
+            stream_repr(stream),
+            float(mean)
         );
     }
     out.push(']');
     out
+}
+
+/// Our `kernel_details_summary`: one entry per (kernel name, stream), with
+/// statistics over all invocations (docs/TRACELENS.md).
+fn kernel_details_repr(kernels: &[KernelDetail]) -> String {
+    let entries = kernels.iter().map(|kernel| {
+        let d = &kernel.duration;
+        KernelEntry {
+            name: &kernel.name,
+            stream: kernel.stream,
+            count: d.count,
+            total: d.sum,
+            mean: d.mean,
+            median: d.median,
+            std: d.std.unwrap_or(0.0),
+            min: d.min,
+            max: d.max,
+        }
+    });
+    kernel_details_cell(entries, python_float)
+}
+
+/// Our `trunc_kernel_details`: the mean rounded half away from zero.
+fn trunc_kernel_details_repr(kernels: &[KernelDetail]) -> String {
+    let entries = kernels.iter().map(|k| {
+        (
+            k.name.as_str(),
+            k.stream,
+            (k.duration.mean * 100.0).round() / 100.0,
+        )
+    });
+    trunc_kernel_details_cell(entries, python_float)
 }
 
 fn ops_unique_args(profile: &Profile) -> String {

@@ -84,35 +84,9 @@ fn file_name(path: &str) -> String {
 }
 
 fn environment(out: &mut String, profile: &Profile) {
-    let env = &profile.environment;
-    let gpus: Vec<String> = env
-        .devices
-        .iter()
-        .map(|d| {
-            if d.name.is_empty() {
-                "(unnamed GPU)".to_string()
-            } else {
-                d.name.clone()
-            }
-        })
-        .collect();
     out.push_str("| | |\n|---|---|\n");
-    let _ = writeln!(out, "| GPUs | {} |", escape(&summarise_names(&gpus)));
-    if let Some(platform) = &env.platform {
-        let version = env
-            .cuda_runtime_version
-            .as_ref()
-            .or(env.hip_runtime_version.as_ref());
-        let _ = writeln!(
-            out,
-            "| Platform | {platform}{} |",
-            version
-                .map(|v| format!(" (runtime {v})"))
-                .unwrap_or_default()
-        );
-    }
-    if let (Some(rank), Some(world)) = (env.rank, env.world_size) {
-        let _ = writeln!(out, "| Rank | {rank} of {world} |");
+    for (label, value) in super::environment_lines(profile) {
+        let _ = writeln!(out, "| {label} | {} |", escape(&value));
     }
     let _ = writeln!(
         out,

@@ -26,13 +26,38 @@ pub fn human_us(us: f64) -> String {
     }
 }
 
-/// `part` as a percentage of `whole` (0 when `whole` is 0).
-pub fn percent(part: f64, whole: f64) -> f64 {
-    if whole > 0.0 {
-        part / whole * 100.0
-    } else {
-        0.0
+pub use crate::ops::stats::percent;
+
+/// The environment facts the text renderers lead with, as (label, value):
+/// GPUs, and platform and rank where the trace records them.
+pub fn environment_lines(profile: &crate::analyse::Profile) -> Vec<(&'static str, String)> {
+    let env = &profile.environment;
+    let gpus: Vec<String> = env
+        .devices
+        .iter()
+        .map(|d| {
+            if d.name.is_empty() {
+                "(unnamed GPU)".to_string()
+            } else {
+                d.name.clone()
+            }
+        })
+        .collect();
+    let mut lines = vec![("GPUs", markdown::summarise_names(&gpus))];
+    if let Some(platform) = &env.platform {
+        let version = env
+            .cuda_runtime_version
+            .as_ref()
+            .or(env.hip_runtime_version.as_ref());
+        let runtime = version
+            .map(|v| format!(" (runtime {v})"))
+            .unwrap_or_default();
+        lines.push(("Platform", format!("{platform}{runtime}")));
     }
+    if let (Some(rank), Some(world)) = (env.rank, env.world_size) {
+        lines.push(("Rank", format!("{rank} of {world}")));
+    }
+    lines
 }
 
 #[cfg(test)]

@@ -2,11 +2,9 @@
 //! sheet per model family (`GEMM.csv`, `SDPA_fwd.csv`, `CONV_fwd.csv`, …),
 //! with TraceLens's column names and order and Python-repr numbers.
 
-use std::fmt::Write;
-
 use serde_json::Value;
 
-use super::csv::{Cell, Table};
+use super::csv::{Cell, KernelEntry, Table, kernel_details_cell, trunc_kernel_details_cell};
 use crate::ops::args::{python_float, write_python_str};
 use crate::perf::{Agg, KernelStats, PerfReport, PerfRow};
 use crate::perf_model::Family;
@@ -342,35 +340,24 @@ fn np_float(value: f64) -> String {
     format!("np.float64({})", python_float(value))
 }
 
-/// TraceLens's `kernel_details_summary`: a Python list of dicts.
+/// TraceLens's `kernel_details_summary`: a Python list of dicts (empty cell
+/// when there are no kernels).
 fn kernel_details(kernels: &[KernelStats]) -> String {
     if kernels.is_empty() {
         return String::new();
     }
-    let mut out = String::from("[");
-    for (i, k) in kernels.iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        out.push_str("{'name': ");
-        write_python_str(&k.name, &mut out);
-        let stream = k.stream.map_or("None".to_string(), |s| s.to_string());
-        let _ = write!(
-            out,
-            ", 'stream': {stream}, 'count': {}, 'total_duration_us': {}, 'mean_duration_us': {}, \
-             'median_duration_us': {}, 'std_dev_duration_us': {}, 'min_duration_us': {}, \
-             'max_duration_us': {}}}",
-            k.count,
-            np_float(k.total_us),
-            np_float(k.mean_us),
-            np_float(k.median_us),
-            np_float(k.std_us),
-            np_float(k.min_us),
-            np_float(k.max_us),
-        );
-    }
-    out.push(']');
-    out
+    let entries = kernels.iter().map(|k| KernelEntry {
+        name: &k.name,
+        stream: k.stream,
+        count: k.count,
+        total: k.total_us,
+        mean: k.mean_us,
+        median: k.median_us,
+        std: k.std_us,
+        min: k.min_us,
+        max: k.max_us,
+    });
+    kernel_details_cell(entries, np_float)
 }
 
 /// TraceLens's `trunc_kernel_details`: names cut to 64 characters, the
@@ -379,28 +366,14 @@ fn trunc_kernel_details(kernels: &[KernelStats]) -> String {
     if kernels.is_empty() {
         return String::new();
     }
-    let mut out = String::from("[");
-    for (i, k) in kernels.iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        let name: String = if k.name.chars().count() > 64 {
-            k.name.chars().take(64).chain("...".chars()).collect()
-        } else {
-            k.name.clone()
-        };
-        out.push_str("{'name': ");
-        write_python_str(&name, &mut out);
-        let stream = k.stream.map_or("None".to_string(), |s| s.to_string());
-        let mean = (k.mean_us * 100.0).round_ties_even() / 100.0;
-        let _ = write!(
-            out,
-            ", 'stream': {stream}, 'mean_duration_us': {}}}",
-            np_float(mean)
-        );
-    }
-    out.push(']');
-    out
+    let entries = kernels.iter().map(|k| {
+        (
+            k.name.as_str(),
+            k.stream,
+            (k.mean_us * 100.0).round_ties_even() / 100.0,
+        )
+    });
+    trunc_kernel_details_cell(entries, np_float)
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::fmt::Write;
 use comfy_table::presets::UTF8_BORDERS_ONLY;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
 
-use super::markdown::{shorten, summarise_names};
+use super::markdown::shorten;
 use super::{human_us, percent};
 use crate::analyse::Profile;
 use crate::diagnose::{Bound, Diagnosis, Priority};
@@ -62,39 +62,13 @@ fn right_align(table: &mut Table, from_column: usize) {
 /// Renders the summary, listing `top` ops and kernels.
 pub fn render(profile: &Profile, top: usize, style: Style) -> String {
     let mut out = String::new();
-    let env = &profile.environment;
-    let gpus: Vec<String> = env
-        .devices
-        .iter()
-        .map(|d| {
-            if d.name.is_empty() {
-                "(unnamed GPU)".to_string()
-            } else {
-                d.name.clone()
-            }
-        })
-        .collect();
     let _ = writeln!(
         out,
         "{}",
         style.heading(&format!("tracegate report: {}", profile.source.path))
     );
-    let _ = writeln!(out, "  GPUs: {}", summarise_names(&gpus));
-    if let Some(platform) = &env.platform {
-        let version = env
-            .cuda_runtime_version
-            .as_ref()
-            .or(env.hip_runtime_version.as_ref());
-        let _ = writeln!(
-            out,
-            "  Platform: {platform}{}",
-            version
-                .map(|v| format!(" (runtime {v})"))
-                .unwrap_or_default()
-        );
-    }
-    if let (Some(rank), Some(world)) = (env.rank, env.world_size) {
-        let _ = writeln!(out, "  Rank: {rank} of {world}");
+    for (label, value) in super::environment_lines(profile) {
+        let _ = writeln!(out, "  {label}: {value}");
     }
     let _ = writeln!(
         out,

@@ -61,11 +61,11 @@ fn main() {
         events = trace.events.len();
 
         let start = Instant::now();
-        let tree = tracegate::tree::link(&trace);
+        let tree = tracegate::trace::link::link(&trace);
         link.push(start.elapsed());
 
         let start = Instant::now();
-        let profile = tracegate::analyse::analyse(&trace, &tree);
+        let profile = tracegate::analysis::profile::analyse(&trace, &tree);
         analyse.push(start.elapsed());
         black_box(&profile);
     }
@@ -97,7 +97,7 @@ fn main() {
     row("gunzip only (floor)", &gunzip);
     row("trace::load_file", &load);
     row("tree::link", &link);
-    row("analyse::analyse", &analyse);
+    row("profile::analyse", &analyse);
     row("load + link + analyse", &total);
 }
 

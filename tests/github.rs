@@ -9,13 +9,13 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tempfile::TempDir;
-use tracegate::github::{
-    self, ACTIONS_BOT, CommentMode, CommentOn, Options, Outcome, PublishError, Report, Retry,
-};
-use tracegate::report::gate::{COMMENT_LIMIT, comment_marker, render_comment};
-use tracegate::verdict::{
+use tracegate::gate::verdict::{
     Counts, Finding, FindingKind, FindingPriority, OpRef, Outcome as Verdict_, Severity, Verdict,
 };
+use tracegate::publish::github::{
+    self, ACTIONS_BOT, CommentMode, CommentOn, Options, Outcome, PublishError, Report, Retry,
+};
+use tracegate::render::gate::{COMMENT_LIMIT, comment_marker, render_comment};
 use wiremock::matchers::{any, method, path};
 use wiremock::{Mock, MockBuilder, MockServer, Request, Respond, ResponseTemplate};
 

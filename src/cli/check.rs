@@ -7,16 +7,16 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use tracegate::analyse::{self, AnalysisOptions};
-use tracegate::compare::{self, CompareOptions};
-use tracegate::hardware::Hardware;
-use tracegate::judge::{self, Workload};
-use tracegate::policy::{HardwareChoice, Policy};
-use tracegate::replay::{self, PackageContext, ReplayError};
-use tracegate::report::{gate, github};
-use tracegate::snapshot::{self, Snapshot};
-use tracegate::tree;
-use tracegate::verdict::Verdict;
+use tracegate::analysis::hardware::Hardware;
+use tracegate::analysis::profile::{self, AnalysisOptions};
+use tracegate::gate::compare::{self, CompareOptions};
+use tracegate::gate::judge::{self, Workload};
+use tracegate::gate::policy::{HardwareChoice, Policy};
+use tracegate::gate::snapshot::{self, Snapshot};
+use tracegate::gate::verdict::Verdict;
+use tracegate::publish::replay::{self, PackageContext, ReplayError};
+use tracegate::render::{actions, gate};
+use tracegate::trace::link;
 
 use super::{Failure, load_with_progress};
 
@@ -69,8 +69,8 @@ pub fn snapshot_of_trace(
     let (sha256, bytes) = snapshot::sha256_file(path)
         .map_err(|e| Failure::input(format!("{}: cannot read: {e}", path.display())))?;
     let trace = load_with_progress(path, quiet)?;
-    let tree = tree::link(&trace);
-    let profile = analyse::analyse_with(&trace, &tree, options);
+    let tree = link::link(&trace);
+    let profile = profile::analyse_with(&trace, &tree, options);
     let mut snapshot = Snapshot::from_profile(&profile, sha256, bytes);
     snapshot.fingerprint.pytorch_version = snapshot::pytorch_version(&trace.metadata);
     Ok(snapshot)
@@ -293,17 +293,17 @@ pub fn write_outputs(verdict: &Verdict, options: &OutputOptions) -> Result<Vec<S
             append(Path::new(&path), &summary)?;
         }
         if let Some(path) = std::env::var_os("GITHUB_OUTPUT") {
-            let outputs = github::OutputPaths {
+            let outputs = actions::OutputPaths {
                 report: paths.0.as_deref(),
                 comment: paths.1.as_deref(),
                 summary: paths.2.as_deref(),
             };
             append(
                 Path::new(&path),
-                &github::github_output_lines(verdict, &outputs),
+                &actions::github_output_lines(verdict, &outputs),
             )?;
         }
-        annotations = github::annotations(verdict);
+        annotations = actions::annotations(verdict);
     }
     Ok(annotations)
 }

@@ -15,16 +15,16 @@ use std::time::Duration;
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use tracegate::analyse::{self, AnalysisOptions, Profile};
-use tracegate::github;
-use tracegate::hardware::{self, Catalog};
-use tracegate::policy::{self, Pattern, Policy};
-use tracegate::replay::{self, PackageContext};
-use tracegate::report;
-use tracegate::snapshot;
+use tracegate::analysis::hardware::{self, Catalog};
+use tracegate::analysis::profile::{self, AnalysisOptions, Profile};
+use tracegate::gate::policy::{self, Pattern, Policy};
+use tracegate::gate::snapshot;
+use tracegate::gate::verdict::{VERDICT_SCHEMA_VERSION, Verdict};
+use tracegate::publish::github;
+use tracegate::publish::replay::{self, PackageContext};
+use tracegate::render;
+use tracegate::trace::link;
 use tracegate::trace::{self, Trace};
-use tracegate::tree;
-use tracegate::verdict::{VERDICT_SCHEMA_VERSION, Verdict};
 
 /// Stops GPU performance regressions before they merge: reads PyTorch profiler
 /// traces (Kineto JSON, .json or .json.gz, CUDA and ROCm) and says where GPU time goes.
@@ -353,8 +353,8 @@ impl Failure {
     }
 }
 
-impl From<tracegate::error::LoadError> for Failure {
-    fn from(error: tracegate::error::LoadError) -> Failure {
+impl From<tracegate::trace::error::LoadError> for Failure {
+    fn from(error: tracegate::trace::error::LoadError) -> Failure {
         Failure::input(error.to_string())
     }
 }
@@ -412,7 +412,7 @@ fn dispatch(cli: Cli) -> Result<u8, Failure> {
             let catalog = catalog(hardware_file.as_deref())?;
             emit(
                 None,
-                &report::hardware_table::render(&catalog, terminal_width()),
+                &render::hardware_table::render(&catalog, terminal_width()),
             )
             .map(|()| 0)
         }
@@ -427,17 +427,17 @@ fn report_command(args: &ReportArgs) -> Result<(), Failure> {
     }
     let options = args.hardware.options()?;
     let trace = load_with_progress(&args.trace, args.quiet)?;
-    let tree = tree::link(&trace);
-    let profile = analyse::analyse_with(&trace, &tree, &options);
+    let tree = link::link(&trace);
+    let profile = profile::analyse_with(&trace, &tree, &options);
     match args.format {
         Format::Csv => {
             let dir = args.out_dir.as_deref().expect("checked above");
             write_csvs(dir, &profile)?;
         }
-        Format::Json => emit(args.output.as_deref(), &report::json::render(&profile))?,
+        Format::Json => emit(args.output.as_deref(), &render::json::render(&profile))?,
         Format::Markdown => emit(
             args.output.as_deref(),
-            &report::markdown::render(&profile, args.top),
+            &render::markdown::render(&profile, args.top),
         )?,
         Format::Terminal => {
             let color = match args.color {
@@ -449,13 +449,13 @@ fn report_command(args: &ReportArgs) -> Result<(), Failure> {
                         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
                 }
             };
-            let style = report::terminal::Style {
+            let style = render::terminal::Style {
                 color,
                 width: terminal_width(),
             };
             emit(
                 args.output.as_deref(),
-                &report::terminal::render(&profile, args.top, style),
+                &render::terminal::render(&profile, args.top, style),
             )?;
         }
     }
@@ -512,11 +512,11 @@ fn check_command(args: &CheckArgs) -> Result<u8, Failure> {
             comment_key: &args.comment_key,
         },
     )?;
-    let style = report::terminal::Style {
+    let style = render::terminal::Style {
         color: color_enabled(args.color),
         width: terminal_width(),
     };
-    let mut text = report::gate::render_terminal(&verdict, args.top, style);
+    let mut text = render::gate::render_terminal(&verdict, args.top, style);
     for line in annotations {
         text.push_str(&line);
         text.push('\n');
@@ -524,7 +524,7 @@ fn check_command(args: &CheckArgs) -> Result<u8, Failure> {
     emit(None, &text)?;
     if args.github {
         let comment =
-            report::gate::render_comment(&verdict, &args.comment_key, args.template_dir.as_deref())
+            render::gate::render_comment(&verdict, &args.comment_key, args.template_dir.as_deref())
                 .map_err(|e| Failure::input(e.to_string()))?;
         return publish(&args.publish, &args.comment_key, &verdict, &comment);
     }
@@ -549,7 +549,7 @@ fn comment_command(args: &CommentArgs) -> Result<u8, Failure> {
         )));
     }
     let mut comment =
-        report::gate::render_comment(&verdict, &args.comment_key, args.template_dir.as_deref())
+        render::gate::render_comment(&verdict, &args.comment_key, args.template_dir.as_deref())
             .map_err(|e| Failure::input(e.to_string()))?;
     if let Some(url) = args.artifact_url.as_deref().filter(|u| !u.is_empty()) {
         comment =
@@ -606,8 +606,8 @@ fn replay_command(args: &ReplayArgs) -> Result<(), Failure> {
         .transpose()
         .map_err(|e| Failure::input(format!("--dims: {e}")))?;
     let trace = load_with_progress(&args.trace, args.quiet)?;
-    let tree = tree::link(&trace);
-    let profile = analyse::analyse(&trace, &tree);
+    let tree = link::link(&trace);
+    let profile = profile::analyse(&trace, &tree);
     let rows = replay::rows_matching(&profile.unique_args, &name, dims.as_ref());
     let built: Vec<_> = if rows.is_empty() {
         replay::events_matching(&trace, &name, dims.as_ref())
@@ -672,7 +672,7 @@ fn terminal_width() -> u16 {
 fn write_csvs(dir: &Path, profile: &Profile) -> Result<(), Failure> {
     fs::create_dir_all(dir)
         .map_err(|e| Failure::input(format!("{}: cannot create directory: {e}", dir.display())))?;
-    for (name, contents) in report::csv::render_all(profile) {
+    for (name, contents) in render::csv::render_all(profile) {
         let path = dir.join(name);
         fs::write(&path, contents)
             .map_err(|e| Failure::input(format!("{}: cannot write: {e}", path.display())))?;

@@ -22,7 +22,7 @@ use super::model::{
 };
 use super::model::{FxHashMap, Track};
 use super::raw::{LooseDims3, LooseI64, RawArgs, RawEvent, RawTrackId};
-use crate::error::LoadError;
+use crate::trace::error::LoadError;
 
 const CHUNK: usize = 1 << 20;
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];

@@ -1,5 +1,8 @@
-//! Load: PyTorch profiler (Kineto) traces into a compact event model.
+//! Load and link: PyTorch profiler (Kineto) traces into a compact event
+//! model ([`model`]), then linked into call trees ([`link`]).
 
+pub mod error;
+pub mod link;
 mod load;
 pub mod model;
 mod raw;

@@ -1,0 +1,418 @@
+//! Convolution, forward and backward (any number of spatial dimensions,
+//! grouped, dilated, transposed).
+//!
+//! out = ⌊(in + 2p − d·(k−1) − 1)/s⌋ + 1 per spatial dim (transposed:
+//! (in−1)·s − 2p + d·(k−1) + output_padding + 1);
+//! flops = 2·∏w[1:]·∏out (transposed: ·∏x) + ∏out with a bias;
+//! bytes = ∏x·bpe_x + ∏w·bpe_w + ∏out·bpe_x + C_out·bpe_bias.
+//! Backward: the input gradient and the weight gradient each cost one
+//! forward convolution; the bias gradient reads dY once.
+
+use super::{
+    Args, Dtype, Family, NoModel, PerfModel, bool_repr, numel, params, str_repr, str_tuple_repr,
+    tuple_repr,
+};
+
+/// Whether this module models the op.
+pub fn handles(name: &str) -> bool {
+    matches!(
+        name,
+        "aten::convolution" | "aten::_convolution" | "aten::convolution_backward"
+    )
+}
+
+/// One convolution with its derived output shape.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Conv {
+    /// Input shape `(N, C_in, spatial…)`.
+    pub input: Vec<u64>,
+    /// Weight shape `(C_out, C_in/groups, k…)` (transposed: `(C_in, C_out/groups, k…)`).
+    pub weight: Vec<u64>,
+    /// Output shape `(N, C_out, spatial…)`.
+    pub output: Vec<u64>,
+    /// Stride per spatial dim.
+    pub stride: Vec<i64>,
+    /// Padding per spatial dim.
+    pub padding: Vec<i64>,
+    /// Dilation per spatial dim.
+    pub dilation: Vec<i64>,
+    /// Output padding per spatial dim (transposed only).
+    pub output_padding: Vec<i64>,
+    /// Whether it is a transposed convolution.
+    pub transposed: bool,
+    /// Channel groups.
+    pub groups: u64,
+    /// The input's type (and the output's).
+    pub dtype_input: Dtype,
+    /// The weight's type.
+    pub dtype_weight: Dtype,
+    /// The bias's type, when there is a bias.
+    pub bias: Option<Dtype>,
+}
+
+impl Conv {
+    /// FLOPs of the convolution itself (2 per multiply-add), without the bias.
+    fn conv_flops(&self) -> u128 {
+        let per_element = 2 * numel(&self.weight[1..]);
+        if self.transposed {
+            per_element * numel(&self.input)
+        } else {
+            per_element * numel(&self.output)
+        }
+    }
+
+    /// Forward FLOPs.
+    pub fn flops(&self) -> f64 {
+        let bias = if self.bias.is_some() {
+            numel(&self.output)
+        } else {
+            0
+        };
+        (self.conv_flops() + bias) as f64
+    }
+
+    /// Forward bytes.
+    pub fn bytes(&self) -> f64 {
+        let x = u128::from(self.dtype_input.bytes());
+        let bias = self.bias.map_or(0, |dtype| {
+            u128::from(self.output[1]) * u128::from(dtype.bytes())
+        });
+        (numel(&self.input) * x
+            + numel(&self.weight) * u128::from(self.dtype_weight.bytes())
+            + numel(&self.output) * x
+            + bias) as f64
+    }
+
+    /// Backward FLOPs for the gradients `mask` asks for (input, weight, bias).
+    pub fn flops_backward(&self, mask: [bool; 3]) -> f64 {
+        let conv = self.conv_flops();
+        let mut total = 0;
+        if mask[0] {
+            total += conv;
+        }
+        if mask[1] {
+            total += conv;
+        }
+        if mask[2] {
+            total += numel(&self.output);
+        }
+        total as f64
+    }
+
+    /// Backward bytes for the gradients `mask` asks for: the input gradient
+    /// reads dY and W and writes dX; the weight gradient reads dY and X and
+    /// writes dW; the bias gradient reads dY and writes C_out elements.
+    pub fn bytes_backward(&self, mask: [bool; 3], dtype_grad: Dtype) -> f64 {
+        let (x, w, dy) = (
+            numel(&self.input) * u128::from(self.dtype_input.bytes()),
+            numel(&self.weight) * u128::from(self.dtype_weight.bytes()),
+            numel(&self.output) * u128::from(dtype_grad.bytes()),
+        );
+        let mut total = 0;
+        if mask[0] {
+            total += dy + w + x;
+        }
+        if mask[1] {
+            total += dy + x + w;
+        }
+        if mask[2] {
+            let bias = self.bias.unwrap_or(dtype_grad);
+            total += dy + u128::from(self.output[1]) * u128::from(bias.bytes());
+        }
+        total as f64
+    }
+}
+
+/// Reads a convolution from `(input, weight, bias, stride, padding,
+/// dilation, transposed, output_padding, groups)` starting at index `base`
+/// (0 for `aten::convolution`, 1 for `convolution_backward`, whose bias
+/// slot holds `bias_sizes`).
+fn parse(args: &Args, base: usize, has_bias: Option<bool>) -> Result<Conv, NoModel> {
+    let input = args.shape(base)?;
+    let weight = args.shape(base + 1)?;
+    if input.len() < 3 || weight.len() != input.len() {
+        return Err(args.bad(format!(
+            "not a convolution: input {input:?}, weight {weight:?}"
+        )));
+    }
+    let spatial = input.len() - 2;
+    let per_dim = |i: usize, default: i64| -> Result<Vec<i64>, NoModel> {
+        let values = args.int_list(i)?.unwrap_or_else(|| vec![default]);
+        match values.len() {
+            1 => Ok(vec![values[0]; spatial]),
+            n if n == spatial => Ok(values),
+            _ => Err(args.bad(format!(
+                "input {i} has {} values for {spatial} dims",
+                values.len()
+            ))),
+        }
+    };
+    let stride = per_dim(base + 3, 1)?;
+    let padding = per_dim(base + 4, 0)?;
+    let dilation = per_dim(base + 5, 1)?;
+    let transposed = args.flag(base + 6)?.unwrap_or(false);
+    let output_padding = per_dim(base + 7, 0)?;
+    let groups = match args.int_list(base + 8)? {
+        None => 1,
+        Some(values) if values.len() == 1 && values[0] >= 1 => values[0] as u64,
+        Some(values) => return Err(args.bad(format!("bad groups: {values:?}"))),
+    };
+    if stride.iter().chain(&dilation).any(|&v| v < 1) || padding.iter().any(|&v| v < 0) {
+        return Err(args.bad("non-positive stride or dilation, or negative padding"));
+    }
+    let (c_in, c_out) = if transposed {
+        (weight[0], weight[1] * groups)
+    } else {
+        (weight[1] * groups, weight[0])
+    };
+    if input[1] != c_in {
+        return Err(args.bad(format!(
+            "input has {} channels, the weight expects {c_in} ({groups} groups)",
+            input[1]
+        )));
+    }
+    let mut output = vec![input[0], c_out];
+    for d in 0..spatial {
+        let (i, k) = (input[d + 2] as i64, weight[d + 2] as i64);
+        let size = if transposed {
+            (i - 1) * stride[d] - 2 * padding[d] + dilation[d] * (k - 1) + output_padding[d] + 1
+        } else {
+            let span = i + 2 * padding[d] - dilation[d] * (k - 1) - 1;
+            if span < 0 {
+                return Err(args.bad("kernel larger than the padded input"));
+            }
+            span / stride[d] + 1
+        };
+        if size < 1 {
+            return Err(args.bad("empty output"));
+        }
+        output.push(size as u64);
+    }
+    let bias = match has_bias {
+        Some(false) => None,
+        Some(true) => Some(args.dtype(0)?),
+        None => match args.tensor_shape(base + 2) {
+            Some(_) => Some(args.dtype(base + 2)?),
+            None => None,
+        },
+    };
+    Ok(Conv {
+        input,
+        weight,
+        output,
+        stride,
+        padding,
+        dilation,
+        output_padding,
+        transposed,
+        groups,
+        dtype_input: args.dtype(base)?,
+        dtype_weight: args.dtype(base + 1)?,
+        bias,
+    })
+}
+
+fn conv_params(args: &Args, conv: &Conv, base: usize) -> Vec<(String, String)> {
+    params([
+        (
+            "convNd",
+            str_repr(Some(&format!("conv{}d", conv.input.len() - 2))),
+        ),
+        ("input_shape", tuple_repr(&conv.input)),
+        ("filter_shape", tuple_repr(&conv.weight)),
+        (
+            "dtype_input_weight",
+            str_tuple_repr(&[args.type_str(base), args.type_str(base + 1)]),
+        ),
+        ("input_stride", args.stride_repr(base)),
+        ("weight_stride", args.stride_repr(base + 1)),
+        ("bias", bool_repr(conv.bias.is_some())),
+        ("stride", tuple_repr(&conv.stride)),
+        ("padding", tuple_repr(&conv.padding)),
+        ("dilation", tuple_repr(&conv.dilation)),
+        ("transposed_conv", bool_repr(conv.transposed)),
+        ("output_padding", tuple_repr(&conv.output_padding)),
+        ("groups", conv.groups.to_string()),
+    ])
+}
+
+fn parse_mask(args: &Args, i: usize) -> Result<[bool; 3], NoModel> {
+    let text = args.concrete(i).unwrap_or("").trim();
+    let inner = text
+        .strip_prefix('[')
+        .and_then(|t| t.strip_suffix(']'))
+        .ok_or_else(|| args.bad(format!("output_mask not recorded: `{text}`")))?;
+    let flags: Option<Vec<bool>> = inner.split(',').map(super::parse_bool).collect();
+    match flags.as_deref() {
+        Some([a, b, c]) => Ok([*a, *b, *c]),
+        _ => Err(args.bad(format!("bad output_mask: `{text}`"))),
+    }
+}
+
+pub(crate) fn model(args: &Args) -> Result<PerfModel, NoModel> {
+    if args.name == "aten::convolution_backward" {
+        // (grad_output, input, weight, bias_sizes, stride, padding, dilation,
+        //  transposed, output_padding, groups, output_mask)
+        let mask = parse_mask(args, 10)?;
+        let conv = parse(args, 1, Some(mask[2]))?;
+        let grad = args.shape(0)?;
+        if grad != conv.output {
+            return Err(args.bad(format!(
+                "grad_output {grad:?} does not match the output {:?}",
+                conv.output
+            )));
+        }
+        let dtype_grad = args.dtype(0)?;
+        return Ok(PerfModel {
+            family: Family::ConvBwd,
+            flops: conv.flops_backward(mask),
+            bytes: conv.bytes_backward(mask, dtype_grad),
+            compute_spec: conv.dtype_input.matrix_spec(),
+            params: conv_params(args, &conv, 1),
+        });
+    }
+    let conv = parse(args, 0, None)?;
+    Ok(PerfModel {
+        family: Family::ConvFwd,
+        flops: conv.flops(),
+        bytes: conv.bytes(),
+        compute_spec: conv.dtype_input.matrix_spec(),
+        params: conv_params(args, &conv, 0),
+    })
+}
+
+pub(crate) fn model_backward(args: &Args) -> Result<PerfModel, NoModel> {
+    let conv = parse(args, 0, None)?;
+    let mask = [true, true, conv.bias.is_some()];
+    Ok(PerfModel {
+        family: Family::ConvBwd,
+        flops: conv.flops_backward(mask),
+        bytes: conv.bytes_backward(mask, conv.dtype_input),
+        compute_spec: conv.dtype_input.matrix_spec(),
+        params: conv_params(args, &conv, 0),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{OpShape, model as model_op, model_backward as backward_op};
+    use super::*;
+    use crate::analysis::hardware::ComputeSpec;
+
+    const TYPES_9: &str = r#"["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "ScalarList", "ScalarList", "ScalarList", "Scalar", "ScalarList", "Scalar"]"#;
+
+    fn op<'a>(name: &'a str, dims: &'a str, types: &'a str, concrete: &'a str) -> OpShape<'a> {
+        OpShape {
+            name,
+            input_dims: Some(dims),
+            input_type: Some(types),
+            input_strides: None,
+            concrete_inputs: Some(concrete),
+        }
+    }
+
+    #[test]
+    fn patch_embedding_with_bias() {
+        // ViT patch embedding: x (4,3,224,224), w (768,3,16,16), bias (768,), stride 16.
+        let m = model_op(&op(
+            "aten::convolution",
+            "[[4, 3, 224, 224], [768, 3, 16, 16], [768], [], [], [], [], [], []]",
+            TYPES_9,
+            r#"["", "", "", "[16, 16]", "[0, 0]", "[1, 1]", "False", "[0, 0]", "1"]"#,
+        ))
+        .expect("modelled");
+        // out (4,768,14,14) = 602,112 elements; 2·3·16·16 = 1,536 flops each, plus the bias.
+        assert_eq!(m.flops, (602_112u64 * 1_536 + 602_112) as f64);
+        // (602,112 + 589,824 + 602,112 + 768)·2
+        assert_eq!(m.bytes, 3_589_632.0);
+        assert_eq!(m.compute_spec, Some(ComputeSpec::MatrixBf16));
+        assert_eq!(m.params[6], ("bias".to_string(), "True".to_string()));
+    }
+
+    #[test]
+    fn no_bias_when_the_third_input_is_empty() {
+        let m = model_op(&op(
+            "aten::convolution",
+            "[[1, 3, 1008, 1008], [1024, 3, 14, 14], [], [], [], [], [], [], []]",
+            TYPES_9,
+            r#"["", "", "", "[14, 14]", "[0, 0]", "[1, 1]", "False", "[0, 0]", "1"]"#,
+        ))
+        .expect("modelled");
+        // out (1,1024,72,72); 2·3·14·14 = 1,176 per output element.
+        assert_eq!(m.flops, (1024u64 * 72 * 72 * 1_176) as f64);
+        assert_eq!(m.params[6].1, "False");
+    }
+
+    #[test]
+    fn grouped_padded_strided_dilated() {
+        // Depthwise-ish: x (2,8,10,10), w (8,2,3,3), groups 4, stride 2, padding 2, dilation 2.
+        let m = model_op(&op(
+            "aten::convolution",
+            "[[2, 8, 10, 10], [8, 2, 3, 3], [], [], [], [], [], [], []]",
+            r#"["float", "float", "", "ScalarList", "ScalarList", "ScalarList", "Scalar", "ScalarList", "Scalar"]"#,
+            r#"["", "", "", "[2]", "[2]", "[2]", "False", "[0]", "4"]"#,
+        ))
+        .expect("modelled");
+        // out spatial: (10 + 4 − 2·2 − 1)/2 + 1 = 5 → (2,8,5,5) = 400 elements; 2·2·3·3 = 36 each.
+        assert_eq!(m.flops, (400 * 36) as f64);
+        assert_eq!(m.bytes, ((2 * 8 * 100 + 8 * 2 * 9 + 400) * 4) as f64);
+    }
+
+    #[test]
+    fn transposed_grouped() {
+        // x (1,4,5,5), w (4,3,3,3) transposed, groups 2 → C_out 6; stride 2, output_padding 1.
+        let m = model_op(&op(
+            "aten::convolution",
+            "[[1, 4, 5, 5], [4, 3, 3, 3], [6], [], [], [], [], [], []]",
+            r#"["float", "float", "float", "ScalarList", "ScalarList", "ScalarList", "Scalar", "ScalarList", "Scalar"]"#,
+            r#"["", "", "", "[2, 2]", "[1, 1]", "[1, 1]", "True", "[1, 1]", "2"]"#,
+        ))
+        .expect("modelled");
+        // out spatial: (5−1)·2 − 2 + 2 + 1 + 1 = 10 → (1,6,10,10) = 600.
+        // Each of the 100 input elements does 2·3·3·3 = 54 flops; bias 600.
+        assert_eq!(m.flops, (100 * 54 + 600) as f64);
+        assert_eq!(m.bytes, ((100 + 108 + 600 + 6) * 4) as f64);
+    }
+
+    #[test]
+    fn channel_mismatch_is_refused() {
+        assert!(
+            model_op(&op(
+                "aten::convolution",
+                "[[1, 4, 5, 5], [8, 3, 3, 3], [], [], [], [], [], [], []]",
+                TYPES_9,
+                r#"["", "", "", "[1, 1]", "[0, 0]", "[1, 1]", "False", "[0, 0]", "1"]"#,
+            ))
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn convolution_backward_honours_output_mask() {
+        // dY (2,8,6,6), x (2,4,8,8), w (8,4,3,3); mask: input and weight grads, no bias.
+        let m = model_op(&op(
+            "aten::convolution_backward",
+            "[[2, 8, 6, 6], [2, 4, 8, 8], [8, 4, 3, 3], [], [], [], [], [], [], [], []]",
+            r#"["float", "float", "float", "ScalarList", "ScalarList", "ScalarList", "ScalarList", "Scalar", "ScalarList", "Scalar", "ScalarList"]"#,
+            r#"["", "", "", "[8]", "[1, 1]", "[0, 0]", "[1, 1]", "False", "[0, 0]", "1", "[True, True, False]"]"#,
+        ))
+        .expect("modelled");
+        assert_eq!(m.family, Family::ConvBwd);
+        let conv = 2 * 4 * 9 * (2 * 8 * 36);
+        assert_eq!(m.flops, (2 * conv) as f64);
+        let (dy, x, w) = (2 * 8 * 36 * 4, 2 * 4 * 64 * 4, 8 * 4 * 9 * 4);
+        assert_eq!(m.bytes, (2 * (dy + x + w)) as f64);
+    }
+
+    #[test]
+    fn backward_from_the_forward_op() {
+        let m = backward_op(&op(
+            "aten::convolution",
+            "[[4, 3, 224, 224], [768, 3, 16, 16], [768], [], [], [], [], [], []]",
+            TYPES_9,
+            r#"["", "", "", "[16, 16]", "[0, 0]", "[1, 1]", "False", "[0, 0]", "1"]"#,
+        ))
+        .expect("modelled");
+        assert_eq!(m.flops, (2 * 602_112u64 * 1_536 + 602_112) as f64);
+    }
+}

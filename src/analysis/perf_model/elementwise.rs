@@ -1,0 +1,416 @@
+//! Elementwise ops.
+//!
+//! Unary: flops = n; bytes = n·(bpe_in + bpe_out) (a copy reads its source
+//! and writes its destination, each at its own size and type).
+//! Binary: n_out = ∏ broadcast(shape₁, shape₂); flops = n_out;
+//! bytes = n₁·bpe₁ + n₂·bpe₂ + n_out·bpe_out, where a Python-number operand
+//! counts one element of its recorded type (`Scalar`: 4 bytes, `double`: 8).
+
+use super::{Args, Dtype, Family, NoModel, PerfModel, numel, params, str_tuple_repr, tuple_repr};
+
+/// One-input ops (TraceLens's set first, then leaf ops of the same shape).
+const UNARY: &[&str] = &[
+    "aten::copy",
+    "aten::copy_",
+    "aten::clamp_min",
+    "aten::clamp_min_",
+    "aten::clamp_max",
+    "aten::clamp_max_",
+    "aten::sigmoid",
+    "aten::rsqrt",
+    "aten::silu",
+    "aten::neg",
+    "aten::pow",
+    "aten::sigmoid_",
+    "aten::rsqrt_",
+    "aten::silu_",
+    "aten::neg_",
+    "aten::pow_",
+    "aten::clamp",
+    "aten::clamp_",
+    "aten::gelu",
+    "aten::gelu_",
+    "aten::tanh",
+    "aten::tanh_",
+    "aten::exp",
+    "aten::exp_",
+    "aten::log",
+    "aten::sqrt",
+    "aten::abs",
+    "aten::cos",
+    "aten::sin",
+    "aten::reciprocal",
+    "aten::erf",
+];
+
+/// Two-input ops with broadcasting.
+const BINARY: &[&str] = &[
+    "aten::div",
+    "aten::div_",
+    "aten::mul",
+    "aten::mul_",
+    "aten::add",
+    "aten::add_",
+    "aten::sigmoid_backward",
+    "aten::threshold_backward",
+    "aten::sub",
+    "aten::sub_",
+    "aten::maximum",
+    "aten::minimum",
+    "aten::gelu_backward",
+    "aten::silu_backward",
+    "aten::tanh_backward",
+];
+
+/// Nearest-neighbour upsampling: one read per input element, one write
+/// (and one flop) per output element.
+const UPSAMPLE: &[&str] = &[
+    "aten::upsample_nearest1d",
+    "aten::upsample_nearest2d",
+    "aten::upsample_nearest3d",
+    "aten::_upsample_nearest_exact1d",
+    "aten::_upsample_nearest_exact2d",
+    "aten::_upsample_nearest_exact3d",
+];
+
+/// Whether this module models the op.
+pub fn handles(name: &str) -> bool {
+    UNARY.contains(&name) || BINARY.contains(&name) || UPSAMPLE.contains(&name)
+}
+
+/// NumPy/PyTorch broadcasting of two shapes; `None` when they do not broadcast.
+pub fn broadcast(a: &[u64], b: &[u64]) -> Option<Vec<u64>> {
+    let rank = a.len().max(b.len());
+    let at = |shape: &[u64], i: usize| -> u64 {
+        let offset = rank - shape.len();
+        if i < offset { 1 } else { shape[i - offset] }
+    };
+    (0..rank)
+        .map(|i| {
+            let (x, y) = (at(a, i), at(b, i));
+            match (x, y) {
+                _ if x == y => Some(x),
+                (1, _) => Some(y),
+                (_, 1) => Some(x),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+pub(crate) fn model(args: &Args) -> Result<PerfModel, NoModel> {
+    let name = args.name;
+    let is_copy = name == "aten::copy" || name == "aten::copy_";
+    if UPSAMPLE.contains(&name) {
+        return upsample(args);
+    }
+    if BINARY.contains(&name) || (!is_copy && args.has_tensor(1)) {
+        return binary(args);
+    }
+    unary(args, is_copy)
+}
+
+fn unary(args: &Args, is_copy: bool) -> Result<PerfModel, NoModel> {
+    let shape = args.shape(0)?;
+    let dtype_in = args.dtype(0)?;
+    let n = numel(&shape);
+    // `copy_(self, src)`: the destination is written, the source read.
+    let (second, has_out) = if is_copy && args.len() > 1 {
+        let src = args.shape(1)?;
+        (Some((numel(&src), args.dtype(1)?)), !src.is_empty())
+    } else {
+        (None, false)
+    };
+    let bytes = match second {
+        Some((n_src, dtype_src)) => {
+            n * u128::from(dtype_in.bytes()) + n_src * u128::from(dtype_src.bytes())
+        }
+        None => n * 2 * u128::from(dtype_in.bytes()),
+    };
+    let out_type = has_out.then(|| args.type_str(1)).flatten();
+    Ok(PerfModel {
+        family: Family::UnaryElementwise,
+        flops: n as f64,
+        bytes: bytes as f64,
+        compute_spec: dtype_in.vector_spec(),
+        params: params([
+            ("op_shape", tuple_repr(&shape)),
+            (
+                "dtype_in_out",
+                str_tuple_repr(&[args.type_str(0), out_type]),
+            ),
+            ("stride_input", args.stride_repr(0)),
+            (
+                "stride_output",
+                if has_out {
+                    args.stride_repr(1)
+                } else {
+                    "None".to_string()
+                },
+            ),
+        ]),
+    })
+}
+
+/// `upsample_nearest*(input, output_size, scales…)` or the `.vec` form
+/// `(input, output_size?, scale_factors?)`.
+fn upsample(args: &Args) -> Result<PerfModel, NoModel> {
+    let input = args.shape(0)?;
+    let spatial = input.len().saturating_sub(2);
+    if spatial == 0 {
+        return Err(args.bad(format!("no spatial dims in {input:?}")));
+    }
+    let sizes: Vec<u64> = match args.int_list(1)? {
+        Some(sizes) if sizes.len() == spatial && sizes.iter().all(|&s| s > 0) => {
+            sizes.into_iter().map(|s| s as u64).collect()
+        }
+        Some(other) => return Err(args.bad(format!("bad output_size {other:?}"))),
+        None => {
+            // `.vec`: scale_factors as a float list.
+            let text = args.concrete(2).unwrap_or("").trim();
+            let factors: Option<Vec<f64>> = text
+                .strip_prefix('[')
+                .and_then(|t| t.strip_suffix(']'))
+                .and_then(|inner| inner.split(',').map(super::parse_float).collect());
+            match factors {
+                Some(f) if f.len() == spatial => input[2..]
+                    .iter()
+                    .zip(f)
+                    .map(|(&size, scale)| (size as f64 * scale).floor() as u64)
+                    .collect(),
+                _ => return Err(args.bad("neither output_size nor scale_factors recorded")),
+            }
+        }
+    };
+    let output: Vec<u64> = input[..2].iter().copied().chain(sizes).collect();
+    let dtype = args.dtype(0)?;
+    let (n_in, n_out) = (numel(&input), numel(&output));
+    Ok(PerfModel {
+        family: Family::UnaryElementwise,
+        flops: n_out as f64,
+        bytes: ((n_in + n_out) * u128::from(dtype.bytes())) as f64,
+        compute_spec: dtype.vector_spec(),
+        params: params([
+            ("input_shape", tuple_repr(&input)),
+            ("output_shape", tuple_repr(&output)),
+            ("op_shape", tuple_repr(&output)),
+            (
+                "dtype_in_out",
+                str_tuple_repr(&[args.type_str(0), args.type_str(0)]),
+            ),
+            ("stride_input", args.stride_repr(0)),
+            ("stride_output", "None".to_string()),
+        ]),
+    })
+}
+
+fn binary(args: &Args) -> Result<PerfModel, NoModel> {
+    let (shape1, shape2) = (args.shape(0)?, args.shape(1)?);
+    let (dtype1, dtype2) = (args.dtype(0)?, args.dtype(1)?);
+    let out_shape = broadcast(&shape1, &shape2)
+        .ok_or_else(|| args.bad(format!("shapes do not broadcast: {shape1:?}, {shape2:?}")))?;
+    let has_out = args.has_tensor(2);
+    let in_place = args.name.ends_with('_');
+    let dtype_out = if has_out {
+        args.dtype(2)?
+    } else if in_place {
+        dtype1
+    } else {
+        match (shape1.is_empty(), shape2.is_empty()) {
+            (false, false) | (true, true) => Dtype::promote(dtype1, dtype2),
+            (false, true) => Dtype::promote_with_scalar(dtype1, dtype2),
+            (true, false) => Dtype::promote_with_scalar(dtype2, dtype1),
+        }
+    };
+    let (n1, n2, n_out) = (numel(&shape1), numel(&shape2), numel(&out_shape));
+    let bytes = n1 * u128::from(dtype1.bytes())
+        + n2 * u128::from(dtype2.bytes())
+        + n_out * u128::from(dtype_out.bytes());
+    let out_type = has_out.then(|| args.type_str(2)).flatten();
+    Ok(PerfModel {
+        family: Family::BinaryElementwise,
+        flops: n_out as f64,
+        bytes: bytes as f64,
+        compute_spec: dtype1.vector_spec(),
+        params: params([
+            ("shape_in1", tuple_repr(&shape1)),
+            ("shape_in2", tuple_repr(&shape2)),
+            (
+                "dtype_in1_in2_out",
+                str_tuple_repr(&[args.type_str(0), args.type_str(1), out_type]),
+            ),
+            ("stride_input1", args.stride_repr(0)),
+            ("stride_input2", args.stride_repr(1)),
+            (
+                "stride_output",
+                if has_out {
+                    args.stride_repr(2)
+                } else {
+                    "None".to_string()
+                },
+            ),
+        ]),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{OpShape, model};
+    use super::*;
+    use crate::analysis::hardware::ComputeSpec;
+
+    fn op<'a>(name: &'a str, dims: &'a str, types: &'a str) -> OpShape<'a> {
+        OpShape {
+            name,
+            input_dims: Some(dims),
+            input_type: Some(types),
+            input_strides: None,
+            concrete_inputs: None,
+        }
+    }
+
+    #[test]
+    fn broadcasting_rules() {
+        assert_eq!(
+            broadcast(&[16, 559, 1024], &[16, 559, 1]),
+            Some(vec![16, 559, 1024])
+        );
+        assert_eq!(
+            broadcast(&[1024], &[16, 559, 1024]),
+            Some(vec![16, 559, 1024])
+        );
+        assert_eq!(broadcast(&[4, 1, 3], &[2, 1]), Some(vec![4, 2, 3]));
+        assert_eq!(broadcast(&[], &[5]), Some(vec![5]));
+        assert_eq!(broadcast(&[3], &[4]), None);
+    }
+
+    #[test]
+    fn binary_with_broadcast_and_promotion() {
+        // fp32 (16,559,1024) · fp32 (16,559,1): 9,158,656 outputs.
+        let m = model(&op(
+            "aten::mul",
+            "[[16, 559, 1024], [16, 559, 1]]",
+            r#"["float", "float"]"#,
+        ))
+        .expect("modelled");
+        assert_eq!(m.flops, 9_158_656.0);
+        assert_eq!(m.bytes, ((9_158_656 + 8_944 + 9_158_656) * 4) as f64);
+        assert_eq!(m.compute_spec, Some(ComputeSpec::VectorFp32));
+        // bf16 (4, 8) + fp32 (8,) → an fp32 result.
+        let m = model(&op(
+            "aten::add",
+            "[[4, 8], [8], []]",
+            r#"["c10::BFloat16", "float", "Scalar"]"#,
+        ))
+        .expect("modelled");
+        assert_eq!(m.bytes, (32 * 2 + 8 * 4 + 32 * 4) as f64);
+    }
+
+    #[test]
+    fn scalar_operands_count_one_element_of_their_type() {
+        // A `Scalar` counts 4 bytes.
+        let m = model(&op(
+            "aten::mul",
+            "[[1, 5, 768], []]",
+            r#"["c10::BFloat16", "Scalar"]"#,
+        ))
+        .expect("modelled");
+        assert_eq!(m.flops, 3840.0);
+        assert_eq!(m.bytes, (3840 * 2 + 4 + 3840 * 2) as f64);
+        // A recorded `double` counts 8 (as the profiler typed it); the result keeps fp32.
+        let m = model(&op(
+            "aten::add",
+            "[[16, 559, 1], [], []]",
+            r#"["float", "double", "Scalar"]"#,
+        ))
+        .expect("modelled");
+        assert_eq!(m.bytes, (8_944 * 4 + 8 + 8_944 * 4) as f64);
+    }
+
+    #[test]
+    fn unary_keeps_its_type() {
+        let m = model(&op(
+            "aten::silu",
+            "[[16, 559, 2816]]",
+            r#"["c10::BFloat16"]"#,
+        ))
+        .expect("modelled");
+        assert_eq!(m.flops, 25_186_304.0);
+        assert_eq!(m.bytes, (25_186_304 * 4) as f64);
+        // pow(Tensor, Scalar) is unary.
+        let m =
+            model(&op("aten::pow", "[[2, 3], []]", r#"["float", "Scalar"]"#)).expect("modelled");
+        assert_eq!(m.family, Family::UnaryElementwise);
+        assert_eq!(m.bytes, 48.0);
+    }
+
+    #[test]
+    fn copies_between_types() {
+        // fp32 destination, bf16 source: 4 + 2 bytes per element.
+        let m = model(&op(
+            "aten::copy_",
+            "[[16, 559, 1024], [16, 559, 1024], []]",
+            r#"["float", "c10::BFloat16", "Scalar"]"#,
+        ))
+        .expect("modelled");
+        assert_eq!(m.bytes, (9_158_656 * 6) as f64);
+        // A bool source counts one byte.
+        let m = model(&op(
+            "aten::copy_",
+            "[[1, 1, 5, 5], [1, 1, 5, 5], []]",
+            r#"["bool", "c10::BFloat16", "Scalar"]"#,
+        ))
+        .expect("modelled");
+        assert_eq!(m.bytes, (25 + 25 * 2) as f64);
+        assert_eq!(m.compute_spec, None);
+    }
+
+    #[test]
+    fn upsample_reads_input_writes_output() {
+        // (1, 768, 8) → (1, 768, 128), bf16.
+        let m = model(&OpShape {
+            name: "aten::upsample_nearest1d",
+            input_dims: Some("[[1, 768, 8], [], []]"),
+            input_type: Some(r#"["c10::BFloat16", "ScalarList", ""]"#),
+            input_strides: None,
+            concrete_inputs: Some(r#"["", "[128]", ""]"#),
+        })
+        .expect("modelled");
+        assert_eq!(m.flops, 98_304.0);
+        assert_eq!(m.bytes, ((6_144 + 98_304) * 2) as f64);
+        // The .vec form with scale factors.
+        let m = model(&OpShape {
+            name: "aten::upsample_nearest2d",
+            input_dims: Some("[[1, 3, 4, 4], [], []]"),
+            input_type: Some(r#"["float", "", "GenericList"]"#),
+            input_strides: None,
+            concrete_inputs: Some(r#"["", "", "[2., 2.]"]"#),
+        })
+        .expect("modelled");
+        assert_eq!(m.flops, 192.0);
+    }
+
+    #[test]
+    fn in_place_binary_writes_its_own_type() {
+        // add_ into bf16 self from an fp32 other: the result is stored as bf16.
+        let m = model(&op(
+            "aten::add_",
+            "[[1, 5184, 4], [5184, 4], []]",
+            r#"["c10::BFloat16", "float", "Scalar"]"#,
+        ))
+        .expect("modelled");
+        assert_eq!(m.bytes, (20_736 * (2 + 4 + 2)) as f64);
+    }
+
+    #[test]
+    fn unbroadcastable_shapes_are_refused() {
+        assert!(
+            model(&op(
+                "aten::add",
+                "[[3], [4], []]",
+                r#"["float", "float", "Scalar"]"#
+            ))
+            .is_err()
+        );
+    }
+}

@@ -1,0 +1,500 @@
+//! Matrix multiplies: `(M×K)·(K×N)`, batched `B` times.
+//!
+//! flops = B·(2·M·N·K + M·N with a bias);
+//! bytes = B·(M·K·bpe_A + K·N·bpe_B + M·N·bpe_out) + bias elements·bpe_bias.
+//! Backward (input and weight gradients): 2·(2·M·N·K) (+ M·N for the bias).
+
+use super::{Args, Dtype, Family, NoModel, PerfModel, bool_repr, numel, params, str_tuple_repr};
+
+const OPS: &[&str] = &[
+    "aten::mm",
+    "aten::addmm",
+    "aten::_addmm_activation",
+    "aten::bmm",
+    "aten::baddbmm",
+    "aten::_scaled_mm",
+    "aten::_int_mm",
+    "aten::linear",
+    "aten::matmul",
+];
+
+/// Whether this module models the op.
+pub fn handles(name: &str) -> bool {
+    OPS.contains(&name)
+}
+
+/// A batched GEMM with its operand types.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Gemm {
+    /// Batch count.
+    pub b: u64,
+    /// Rows of A and of the output.
+    pub m: u64,
+    /// Columns of B and of the output.
+    pub n: u64,
+    /// The reduced dimension.
+    pub k: u64,
+    /// A's type.
+    pub dtype_a: Dtype,
+    /// B's type.
+    pub dtype_b: Dtype,
+    /// The output's type.
+    pub dtype_out: Dtype,
+    /// The bias (added tensor): its element count and type.
+    pub bias: Option<(u128, Dtype)>,
+}
+
+impl Gemm {
+    /// Forward FLOPs: 2·M·N·K per batch, plus M·N for the bias add.
+    pub fn flops(&self) -> f64 {
+        let (b, m, n, k) = self.dims();
+        let bias = if self.bias.is_some() { m * n } else { 0 };
+        (b * (2 * m * n * k + bias)) as f64
+    }
+
+    /// Forward bytes: A and B read, the output written, the bias read.
+    pub fn bytes(&self) -> f64 {
+        let (b, m, n, k) = self.dims();
+        let per_batch = m * k * u128::from(self.dtype_a.bytes())
+            + k * n * u128::from(self.dtype_b.bytes())
+            + m * n * u128::from(self.dtype_out.bytes());
+        let bias = self
+            .bias
+            .map_or(0, |(elems, dtype)| elems * u128::from(dtype.bytes()));
+        (b * per_batch + bias) as f64
+    }
+
+    /// Backward FLOPs: dA = dY·Bᵀ (2·M·K·N), dB = Aᵀ·dY (2·K·N·M), plus
+    /// M·N to reduce dY into the bias gradient.
+    pub fn flops_backward(&self) -> f64 {
+        let (b, m, n, k) = self.dims();
+        let bias = if self.bias.is_some() { m * n } else { 0 };
+        (b * (2 * m * k * n + 2 * k * n * m + bias)) as f64
+    }
+
+    /// Backward bytes: dA reads dY and B and writes dA; dB reads dY and A and
+    /// writes dB; the bias gradient reads dY and writes N elements.
+    pub fn bytes_backward(&self) -> f64 {
+        let (b, m, n, k) = self.dims();
+        let (a, bb, out) = (
+            u128::from(self.dtype_a.bytes()),
+            u128::from(self.dtype_b.bytes()),
+            u128::from(self.dtype_out.bytes()),
+        );
+        let grad_a = m * n * out + k * n * bb + m * k * a;
+        let grad_b = m * n * out + m * k * a + k * n * bb;
+        let grad_bias = self
+            .bias
+            .map_or(0, |(_, dtype)| m * n * out + n * u128::from(dtype.bytes()));
+        (b * (grad_a + grad_b + grad_bias)) as f64
+    }
+
+    fn dims(&self) -> (u128, u128, u128, u128) {
+        (
+            u128::from(self.b),
+            u128::from(self.m),
+            u128::from(self.n),
+            u128::from(self.k),
+        )
+    }
+}
+
+/// Reads the GEMM an op performs, with the indices of A and B (for strides and types).
+fn parse(args: &Args) -> Result<(Gemm, usize, usize), NoModel> {
+    let matrix = |i: usize| -> Result<Vec<u64>, NoModel> {
+        let shape = args.shape(i)?;
+        if shape.len() == 2 {
+            Ok(shape)
+        } else {
+            Err(args.bad(format!("input {i} is not a matrix: {shape:?}")))
+        }
+    };
+    let check_k = |ka: u64, kb: u64| -> Result<(), NoModel> {
+        if ka == kb {
+            Ok(())
+        } else {
+            Err(args.bad(format!("inner dimensions differ: {ka} vs {kb}")))
+        }
+    };
+    // The recorded output tensor, when the op was called with `out=`.
+    let out_dtype = |i: usize, default: Dtype| -> Result<Dtype, NoModel> {
+        if args.has_tensor(i) {
+            args.dtype(i)
+        } else {
+            Ok(default)
+        }
+    };
+    let bias_of = |i: usize| -> Result<Option<(u128, Dtype)>, NoModel> {
+        match args.tensor_shape(i) {
+            Some(shape) => Ok(Some((numel(&shape), args.dtype(i)?))),
+            None => Ok(None),
+        }
+    };
+    let name = args.name;
+    let gemm = match name {
+        "aten::mm" | "aten::_int_mm" => {
+            let (a, b) = (matrix(0)?, matrix(1)?);
+            check_k(a[1], b[0])?;
+            let (dtype_a, dtype_b) = (args.dtype(0)?, args.dtype(1)?);
+            let default_out = if name == "aten::_int_mm" {
+                Dtype::I32
+            } else {
+                dtype_a
+            };
+            let gemm = Gemm {
+                b: 1,
+                m: a[0],
+                n: b[1],
+                k: a[1],
+                dtype_a,
+                dtype_b,
+                dtype_out: out_dtype(2, default_out)?,
+                bias: None,
+            };
+            (gemm, 0, 1)
+        }
+        "aten::addmm" | "aten::_addmm_activation" => {
+            let (a, b) = (matrix(1)?, matrix(2)?);
+            check_k(a[1], b[0])?;
+            let dtype_a = args.dtype(1)?;
+            let gemm = Gemm {
+                b: 1,
+                m: a[0],
+                n: b[1],
+                k: a[1],
+                dtype_a,
+                dtype_b: args.dtype(2)?,
+                dtype_out: dtype_a,
+                bias: bias_of(0)?,
+            };
+            (gemm, 1, 2)
+        }
+        "aten::bmm" | "aten::baddbmm" => {
+            let (ia, ib) = if name == "aten::bmm" { (0, 1) } else { (1, 2) };
+            let (a, b) = (args.shape(ia)?, args.shape(ib)?);
+            if a.len() != 3 || b.len() != 3 || a[0] != b[0] {
+                return Err(args.bad(format!("not a batched matmul: {a:?} x {b:?}")));
+            }
+            check_k(a[2], b[1])?;
+            let dtype_a = args.dtype(ia)?;
+            let (dtype_out, bias) = if name == "aten::bmm" {
+                (out_dtype(2, dtype_a)?, None)
+            } else {
+                (dtype_a, bias_of(0)?)
+            };
+            let gemm = Gemm {
+                b: a[0],
+                m: a[1],
+                n: b[2],
+                k: a[2],
+                dtype_a,
+                dtype_b: args.dtype(ib)?,
+                dtype_out,
+                bias,
+            };
+            (gemm, ia, ib)
+        }
+        "aten::_scaled_mm" => {
+            // (self, mat2, scale_a, scale_b, bias, scale_result, out_dtype, use_fast_accum)
+            let (a, b) = (matrix(0)?, matrix(1)?);
+            check_k(a[1], b[0])?;
+            let (dtype_a, dtype_b) = (args.dtype(0)?, args.dtype(1)?);
+            let requested = args.concrete(6).and_then(Dtype::from_scalar_type_code);
+            let dtype_out = match requested {
+                Some(dtype) => dtype,
+                // fp8 GEMMs write a 16-bit result unless told otherwise.
+                None if dtype_a.is_fp8() => Dtype::Bf16,
+                None => dtype_a,
+            };
+            let gemm = Gemm {
+                b: 1,
+                m: a[0],
+                n: b[1],
+                k: a[1],
+                dtype_a,
+                dtype_b,
+                dtype_out,
+                bias: bias_of(4)?,
+            };
+            (gemm, 0, 1)
+        }
+        "aten::linear" => {
+            // (input, weight, bias): y = x·Wᵀ + b, W is (N, K).
+            let x = args.shape(0)?;
+            let w = matrix(1)?;
+            let Some((&k, rows)) = x.split_last() else {
+                return Err(args.bad("input is a scalar"));
+            };
+            check_k(k, w[1])?;
+            let dtype_a = args.dtype(0)?;
+            let gemm = Gemm {
+                b: 1,
+                m: rows.iter().product(),
+                n: w[0],
+                k,
+                dtype_a,
+                dtype_b: args.dtype(1)?,
+                dtype_out: dtype_a,
+                bias: bias_of(2)?,
+            };
+            (gemm, 0, 1)
+        }
+        "aten::matmul" => {
+            let (a, b) = (args.shape(0)?, args.shape(1)?);
+            let gemm = matmul_dims(args, &a, &b)?;
+            (gemm, 0, 1)
+        }
+        _ => {
+            return Err(NoModel::UnknownOp {
+                name: name.to_string(),
+            });
+        }
+    };
+    Ok(gemm)
+}
+
+/// `torch.matmul`'s cases: vectors, matrices, batched with broadcasting.
+fn matmul_dims(args: &Args, a: &[u64], b: &[u64]) -> Result<Gemm, NoModel> {
+    if a.is_empty() || b.is_empty() {
+        return Err(args.bad("matmul of a scalar"));
+    }
+    let (m, ka, batch_a): (u64, u64, &[u64]) = match a.len() {
+        1 => (1, a[0], &[]),
+        2 => (a[0], a[1], &[]),
+        _ if b.len() <= 2 => (a[..a.len() - 1].iter().product(), a[a.len() - 1], &[]),
+        _ => (a[a.len() - 2], a[a.len() - 1], &a[..a.len() - 2]),
+    };
+    let (n, kb, batch_b): (u64, u64, &[u64]) = match b.len() {
+        1 => (1, b[0], &[]),
+        2 => (b[1], b[0], &[]),
+        _ => (b[b.len() - 1], b[b.len() - 2], &b[..b.len() - 2]),
+    };
+    if ka != kb {
+        return Err(args.bad(format!("inner dimensions differ: {ka} vs {kb}")));
+    }
+    let batch = super::elementwise::broadcast(batch_a, batch_b)
+        .ok_or_else(|| args.bad(format!("batch dimensions do not broadcast: {a:?} x {b:?}")))?;
+    let dtype_a = args.dtype(0)?;
+    Ok(Gemm {
+        b: batch.iter().product(),
+        m,
+        n,
+        k: ka,
+        dtype_a,
+        dtype_b: args.dtype(1)?,
+        dtype_out: dtype_a,
+        bias: None,
+    })
+}
+
+fn gemm_params(args: &Args, gemm: &Gemm, ia: usize, ib: usize) -> Vec<(String, String)> {
+    let mut list = params([
+        ("M", gemm.m.to_string()),
+        ("N", gemm.n.to_string()),
+        ("K", gemm.k.to_string()),
+        ("bias", bool_repr(gemm.bias.is_some())),
+        ("stride_A", args.stride_repr(ia)),
+        ("stride_B", args.stride_repr(ib)),
+        (
+            "dtype_A_B",
+            str_tuple_repr(&[args.type_str(ia), args.type_str(ib)]),
+        ),
+    ]);
+    // TraceLens lists the batch first for batched ops, last otherwise.
+    let batch = ("B".to_string(), gemm.b.to_string());
+    if matches!(args.name, "aten::bmm" | "aten::baddbmm") {
+        list.insert(0, batch);
+    } else {
+        list.push(batch);
+    }
+    list
+}
+
+pub(crate) fn model(args: &Args) -> Result<PerfModel, NoModel> {
+    let (gemm, ia, ib) = parse(args)?;
+    Ok(PerfModel {
+        family: Family::Gemm,
+        flops: gemm.flops(),
+        bytes: gemm.bytes(),
+        compute_spec: gemm.dtype_a.matrix_spec(),
+        params: gemm_params(args, &gemm, ia, ib),
+    })
+}
+
+pub(crate) fn model_backward(args: &Args) -> Result<PerfModel, NoModel> {
+    let (gemm, ia, ib) = parse(args)?;
+    Ok(PerfModel {
+        family: Family::GemmBwd,
+        flops: gemm.flops_backward(),
+        bytes: gemm.bytes_backward(),
+        compute_spec: gemm.dtype_a.matrix_spec(),
+        params: gemm_params(args, &gemm, ia, ib),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{OpShape, model as model_op, model_backward as backward_op};
+    use super::*;
+    use crate::analysis::hardware::ComputeSpec;
+
+    fn op<'a>(name: &'a str, dims: &'a str, types: &'a str, concrete: &'a str) -> OpShape<'a> {
+        OpShape {
+            name,
+            input_dims: Some(dims),
+            input_type: Some(types),
+            input_strides: None,
+            concrete_inputs: Some(concrete),
+        }
+    }
+
+    #[test]
+    fn addmm_with_bias() {
+        // bert: bias (512,), (141×512)·(512×512), bf16.
+        let m = model_op(&op(
+            "aten::addmm",
+            "[[512], [141, 512], [512, 512], [], []]",
+            r#"["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "Scalar", "Scalar"]"#,
+            r#"["", "", "", "1", "1"]"#,
+        ))
+        .expect("modelled");
+        // 2·141·512·512 + 141·512 = 73,924,608 + 72,192
+        assert_eq!(m.flops, 73_996_800.0);
+        // (141·512 + 512·512 + 141·512 + 512)·2 = 814,080
+        assert_eq!(m.bytes, 814_080.0);
+        assert_eq!(m.compute_spec, Some(ComputeSpec::MatrixBf16));
+        assert_eq!(m.params[0], ("M".to_string(), "141".to_string()));
+        assert_eq!(m.params[3], ("bias".to_string(), "True".to_string()));
+    }
+
+    #[test]
+    fn mm_fp32() {
+        let m = model_op(&op(
+            "aten::mm",
+            "[[4, 8], [8, 16]]",
+            r#"["float", "float"]"#,
+            "[]",
+        ))
+        .expect("modelled");
+        assert_eq!(m.flops, (2 * 4 * 16 * 8) as f64);
+        assert_eq!(m.bytes, ((4 * 8 + 8 * 16 + 4 * 16) * 4) as f64);
+        assert_eq!(m.compute_spec, Some(ComputeSpec::MatrixFp32));
+    }
+
+    #[test]
+    fn bmm_scales_by_batch() {
+        // (96, 3137, 64)·(96, 64, 3137) bf16: 2·96·3137·3137·64 flops.
+        let m = model_op(&op(
+            "aten::bmm",
+            "[[96, 3137, 64], [96, 64, 3137]]",
+            r#"["c10::BFloat16", "c10::BFloat16"]"#,
+            r#"["", ""]"#,
+        ))
+        .expect("modelled");
+        assert_eq!(m.flops, 120_923_369_472.0);
+        let per_batch = (3137 * 64 + 64 * 3137 + 3137 * 3137) * 2;
+        assert_eq!(m.bytes, (96 * per_batch) as f64);
+    }
+
+    #[test]
+    fn baddbmm_reads_its_whole_bias() {
+        let m = model_op(&op(
+            "aten::baddbmm",
+            "[[2, 3, 5], [2, 3, 4], [2, 4, 5], [], []]",
+            r#"["float", "float", "float", "Scalar", "Scalar"]"#,
+            r#"["", "", "", "1", "1"]"#,
+        ))
+        .expect("modelled");
+        assert_eq!(m.flops, (2 * (2 * 3 * 5 * 4 + 3 * 5)) as f64);
+        // A 2·12, B 2·20, out 2·15, bias 30 elements, 4 bytes each.
+        assert_eq!(m.bytes, ((24 + 40 + 30 + 30) * 4) as f64);
+    }
+
+    #[test]
+    fn scaled_mm_fp8_inputs_bf16_output() {
+        // (self, mat2, scale_a, scale_b, bias, scale_result, out_dtype=15 (bf16), use_fast_accum)
+        let m = model_op(&op(
+            "aten::_scaled_mm",
+            "[[128, 256], [256, 512], [], [], [], [], [], []]",
+            r#"["c10::Float8_e4m3fn", "c10::Float8_e4m3fn", "float", "float", "", "", "Scalar", "Scalar"]"#,
+            r#"["", "", "", "", "", "", "15", "False"]"#,
+        ))
+        .expect("modelled");
+        assert_eq!(m.flops, (2 * 128 * 512 * 256) as f64);
+        // A and B 1 byte each, the bf16 output 2 bytes.
+        assert_eq!(m.bytes, (128 * 256 + 256 * 512 + 128 * 512 * 2) as f64);
+        assert_eq!(m.compute_spec, Some(ComputeSpec::MatrixFp8));
+        assert_eq!(m.params[3].1, "False");
+    }
+
+    #[test]
+    fn scaled_mm_with_bias_and_default_output() {
+        let m = model_op(&op(
+            "aten::_scaled_mm",
+            "[[16, 32], [32, 64], [], [], [64], [], [], []]",
+            r#"["c10::Float8_e4m3fnuz", "c10::Float8_e4m3fnuz", "float", "float", "c10::BFloat16", "", "", "Scalar"]"#,
+            r#"["", "", "", "", "", "", "", "False"]"#,
+        ))
+        .expect("modelled");
+        assert_eq!(m.flops, (2 * 16 * 64 * 32 + 16 * 64) as f64);
+        assert_eq!(m.bytes, (16 * 32 + 32 * 64 + 16 * 64 * 2 + 64 * 2) as f64);
+    }
+
+    #[test]
+    fn linear_folds_leading_dimensions() {
+        // x (2, 3, 8) · W (16, 8)ᵀ + b (16,)
+        let m = model_op(&op(
+            "aten::linear",
+            "[[2, 3, 8], [16, 8], [16]]",
+            r#"["c10::Half", "c10::Half", "c10::Half"]"#,
+            r#"["", "", ""]"#,
+        ))
+        .expect("modelled");
+        assert_eq!(m.flops, (2 * 6 * 16 * 8 + 6 * 16) as f64);
+        assert_eq!(m.bytes, ((6 * 8 + 16 * 8 + 6 * 16 + 16) * 2) as f64);
+    }
+
+    #[test]
+    fn matmul_broadcasts_batches() {
+        // (4, 1, 3, 5) · (2, 5, 7) → batch (4, 2)
+        let m = model_op(&op(
+            "aten::matmul",
+            "[[4, 1, 3, 5], [2, 5, 7]]",
+            r#"["float", "float"]"#,
+            r#"["", ""]"#,
+        ))
+        .expect("modelled");
+        assert_eq!(m.flops, (8 * 2 * 3 * 7 * 5) as f64);
+    }
+
+    #[test]
+    fn mismatched_inner_dimensions_are_refused() {
+        assert!(
+            model_op(&op(
+                "aten::mm",
+                "[[4, 8], [9, 16]]",
+                r#"["float", "float"]"#,
+                "[]"
+            ))
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn linear_backward() {
+        // M=6 (2·3 rows), N=16, K=8, with bias, fp32.
+        let m = backward_op(&op(
+            "aten::linear",
+            "[[2, 3, 8], [16, 8], [16]]",
+            r#"["float", "float", "float"]"#,
+            r#"["", "", ""]"#,
+        ))
+        .expect("modelled");
+        assert_eq!(m.family, Family::GemmBwd);
+        assert_eq!(m.flops, (2 * 6 * 8 * 16 * 2 + 6 * 16) as f64);
+        let grad_x = 6 * 16 + 8 * 16 + 6 * 8;
+        let grad_w = 6 * 16 + 6 * 8 + 8 * 16;
+        let grad_b = 6 * 16 + 16;
+        assert_eq!(m.bytes, ((grad_x + grad_w + grad_b) * 4) as f64);
+    }
+}

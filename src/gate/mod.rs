@@ -1,0 +1,10 @@
+//! The gate: a candidate profile against its baseline. Snapshot (the stored
+//! form) → compare (matched rows with intervals) → judge under a policy →
+//! the verdict.
+
+pub mod compare;
+pub mod judge;
+pub mod policy;
+pub mod snapshot;
+pub mod stats;
+pub mod verdict;

@@ -1,0 +1,354 @@
+//! Deserialization helpers that check values where they stand.
+//!
+//! serde_yaml marks an error with the position of the innermost
+//! `deserialize_*` call that returns it. A check made after a value has been
+//! deserialized (a `try_from`, a validation pass) would be marked at the
+//! parent; these helpers run their checks inside the value's own call, so
+//! an out-of-range number, a bad regex or an unknown category is reported at
+//! its own line and column, and a rule missing its limits at its mapping.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::Deserialize;
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+
+use super::{EfficiencyRule, OpMatcher, POLICY_VERSION};
+use crate::analysis::ops::category::Category;
+
+/// Rules with keys that depend on each other: checked when their mapping
+/// has been read.
+pub(super) trait Validate {
+    /// What the mapping is, for "invalid type" errors.
+    const EXPECTING: &'static str;
+    /// Whether the parsed rule makes sense.
+    fn validate(&self) -> Result<(), String>;
+}
+
+impl Validate for EfficiencyRule {
+    const EXPECTING: &'static str = "an efficiency rule (category and min_percent)";
+    fn validate(&self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+impl Validate for OpMatcher {
+    const EXPECTING: &'static str = "an op match (name, category, shape or module)";
+    fn validate(&self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// Deserializes a mapping as `R`, then turns it into `T` with `check`. The
+/// check runs inside the deserializer's own mapping call, so serde_yaml
+/// marks its error at the mapping (a `try_from` would mark the parent).
+pub(super) fn checked_map<'de, D, R, T, F>(
+    deserializer: D,
+    expecting: &'static str,
+    check: F,
+) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    R: Deserialize<'de>,
+    F: FnOnce(R) -> Result<T, String>,
+{
+    struct MapVisitor<R, F> {
+        expecting: &'static str,
+        check: F,
+        raw: PhantomData<R>,
+    }
+    impl<'de, R, T, F> Visitor<'de> for MapVisitor<R, F>
+    where
+        R: Deserialize<'de>,
+        F: FnOnce(R) -> Result<T, String>,
+    {
+        type Value = T;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(self.expecting)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+            let raw = R::deserialize(MapAccessDeserializer::new(map))?;
+            (self.check)(raw).map_err(de::Error::custom)
+        }
+    }
+    deserializer.deserialize_map(MapVisitor {
+        expecting,
+        check,
+        raw: PhantomData,
+    })
+}
+
+/// A list of rules, each validated where it stands (`budgets[2]: …`). An
+/// empty value (`budgets:` with every entry commented out) is an empty list.
+pub(super) fn validated_list<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Validate,
+{
+    struct Seed<T>(PhantomData<T>);
+    impl<'de, T: Deserialize<'de> + Validate> DeserializeSeed<'de> for Seed<T> {
+        type Value = T;
+        fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<T, D::Error> {
+            checked_map(deserializer, T::EXPECTING, |rule: T| {
+                rule.validate().map(|()| rule)
+            })
+        }
+    }
+    struct ListVisitor<T>(PhantomData<T>);
+    impl<'de, T: Deserialize<'de> + Validate> Visitor<'de> for ListVisitor<T> {
+        type Value = Vec<T>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(f, "a list, each entry {}", T::EXPECTING)
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Vec<T>, E> {
+            Ok(Vec::new())
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
+            let mut rules = Vec::new();
+            while let Some(rule) = seq.next_element_seed(Seed(PhantomData))? {
+                rules.push(rule);
+            }
+            Ok(rules)
+        }
+    }
+    deserializer.deserialize_seq(ListVisitor(PhantomData))
+}
+
+/// A string checked by `parse`, its error marked at the value.
+pub(super) fn checked_str<'de, D, T, F>(
+    deserializer: D,
+    expecting: &'static str,
+    parse: F,
+) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    F: FnOnce(&str) -> Result<T, String>,
+{
+    struct StrVisitor<F> {
+        expecting: &'static str,
+        parse: F,
+    }
+    impl<T, F: FnOnce(&str) -> Result<T, String>> Visitor<'_> for StrVisitor<F> {
+        type Value = T;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(self.expecting)
+        }
+        fn visit_str<E: de::Error>(self, value: &str) -> Result<T, E> {
+            (self.parse)(value).map_err(E::custom)
+        }
+    }
+    deserializer.deserialize_str(StrVisitor { expecting, parse })
+}
+
+/// A number checked by `check`, its error marked at the value.
+fn checked_number<'de, D, F>(
+    deserializer: D,
+    expecting: &'static str,
+    check: F,
+) -> Result<f64, D::Error>
+where
+    D: Deserializer<'de>,
+    F: FnOnce(f64) -> Result<(), String>,
+{
+    struct NumberVisitor<F> {
+        expecting: &'static str,
+        check: F,
+    }
+    impl<F: FnOnce(f64) -> Result<(), String>> Visitor<'_> for NumberVisitor<F> {
+        type Value = f64;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(self.expecting)
+        }
+        fn visit_f64<E: de::Error>(self, value: f64) -> Result<f64, E> {
+            if !value.is_finite() {
+                return Err(E::custom(format!("{value} is not a finite number")));
+            }
+            (self.check)(value).map(|()| value).map_err(E::custom)
+        }
+    }
+    deserializer.deserialize_f64(NumberVisitor { expecting, check })
+}
+
+/// A whole number checked by `check`, its error marked at the value.
+fn checked_whole<'de, D, F>(
+    deserializer: D,
+    expecting: &'static str,
+    check: F,
+) -> Result<u64, D::Error>
+where
+    D: Deserializer<'de>,
+    F: FnOnce(u64) -> Result<(), String>,
+{
+    struct WholeVisitor<F> {
+        expecting: &'static str,
+        check: F,
+    }
+    impl<F: FnOnce(u64) -> Result<(), String>> Visitor<'_> for WholeVisitor<F> {
+        type Value = u64;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(self.expecting)
+        }
+        fn visit_u64<E: de::Error>(self, value: u64) -> Result<u64, E> {
+            (self.check)(value).map(|()| value).map_err(E::custom)
+        }
+        fn visit_i64<E: de::Error>(self, value: i64) -> Result<u64, E> {
+            match u64::try_from(value) {
+                Ok(value) => self.visit_u64(value),
+                Err(_) => Err(E::invalid_value(de::Unexpected::Signed(value), &self)),
+            }
+        }
+    }
+    deserializer.deserialize_u64(WholeVisitor { expecting, check })
+}
+
+pub(super) fn version<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    checked_whole(d, "the policy format version, 1", |v| {
+        if v == u64::from(POLICY_VERSION) {
+            Ok(())
+        } else {
+            Err(format!(
+                "unsupported policy version {v}: this tracegate reads version {POLICY_VERSION}"
+            ))
+        }
+    })?;
+    Ok(POLICY_VERSION)
+}
+
+pub(super) fn hardware_spec<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    checked_str(
+        d,
+        "`detected`, a catalog name or an inline spec such as hbm=3.35,bf16=990",
+        |text| {
+            if text.trim().is_empty() {
+                Err("empty: write `detected`, a catalog name (see `tracegate hardware list`) or an inline spec".to_string())
+            } else {
+                Ok(text.to_string())
+            }
+        },
+    )
+}
+
+pub(super) fn non_negative<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    checked_number(d, "a number ≥ 0", |v| {
+        if v >= 0.0 {
+            Ok(())
+        } else {
+            Err(format!("must be ≥ 0, not {v}"))
+        }
+    })
+}
+
+pub(super) fn opt_non_negative<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    non_negative(d).map(Some)
+}
+
+pub(super) fn percent_0_100<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    checked_number(d, "a percentage from 0 to 100", |v| {
+        if (0.0..=100.0).contains(&v) {
+            Ok(())
+        } else {
+            Err(format!("must be a percentage from 0 to 100, not {v}"))
+        }
+    })
+}
+
+pub(super) fn opt_percent_0_100<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    percent_0_100(d).map(Some)
+}
+
+pub(super) fn opt_positive<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    checked_number(d, "a number > 0", |v| {
+        if v > 0.0 {
+            Ok(())
+        } else {
+            Err(format!("must be > 0, not {v}"))
+        }
+    })
+    .map(Some)
+}
+
+pub(super) fn confidence<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    checked_number(d, "a confidence level between 0 and 1", |v| {
+        if v > 0.0 && v < 1.0 {
+            Ok(())
+        } else {
+            Err(format!(
+                "must be between 0 and 1 exclusive (0.95 for 95%), not {v}"
+            ))
+        }
+    })
+}
+
+pub(super) fn rate<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    checked_number(d, "a rate in (0, 1]", |v| {
+        if v > 0.0 && v <= 1.0 {
+            Ok(())
+        } else {
+            Err(format!(
+                "must be above 0 and at most 1 (0.05 for 5%), not {v}"
+            ))
+        }
+    })
+}
+
+pub(super) fn resamples<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    let n = checked_whole(d, "a number of resamples, at least 100", |v| {
+        if (100..=u64::from(u32::MAX)).contains(&v) {
+            Ok(())
+        } else {
+            Err(format!(
+                "must be at least 100 (intervals from fewer resamples are unstable), not {v}"
+            ))
+        }
+    })?;
+    Ok(u32::try_from(n).unwrap_or(u32::MAX))
+}
+
+/// Every category, for parsing names.
+const CATEGORIES: [Category; 14] = [
+    Category::Gemm,
+    Category::ConvFwd,
+    Category::ConvBwd,
+    Category::SdpaFwd,
+    Category::SdpaBwd,
+    Category::NormFwd,
+    Category::NormBwd,
+    Category::Softmax,
+    Category::Elementwise,
+    Category::Reduce,
+    Category::Comm,
+    Category::Triton,
+    Category::Runtime,
+    Category::Other,
+];
+
+fn parse_category(name: &str) -> Result<Category, String> {
+    CATEGORIES
+        .into_iter()
+        .find(|c| c.as_str() == name)
+        .ok_or_else(|| {
+            let names: Vec<String> = CATEGORIES.iter().map(|c| format!("`{c}`")).collect();
+            format!(
+                "unknown category `{name}`, expected one of {}",
+                names.join(", ")
+            )
+        })
+}
+
+pub(super) fn category<'de, D: Deserializer<'de>>(d: D) -> Result<Category, D::Error> {
+    checked_str(d, "an op category such as GEMM", parse_category)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn categories_round_trip() {
+        for category in CATEGORIES {
+            assert_eq!(parse_category(category.as_str()), Ok(category));
+        }
+        assert!(parse_category("gemm").is_err());
+    }
+}

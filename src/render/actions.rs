@@ -1,0 +1,261 @@
+//! GitHub Actions glue as pure functions: the lines `check` appends to
+//! `$GITHUB_OUTPUT`, and the `::error`/`::warning` workflow commands that
+//! annotate the run. The binary does the file I/O and the printing.
+
+use std::path::Path;
+
+use super::gate::kind_label;
+use super::markdown::shorten;
+use crate::gate::verdict::{Finding, Outcome, Severity, Verdict};
+
+/// Annotations per type (error, warning): GitHub shows about ten of each per
+/// step. When there are more findings, the last one says how many are left.
+pub const ANNOTATIONS_PER_TYPE: usize = 10;
+
+/// The files `check` wrote, for the `*-path` outputs; `None` leaves the
+/// output out.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OutputPaths<'a> {
+    /// `report.json`.
+    pub report: Option<&'a Path>,
+    /// `comment.md`.
+    pub comment: Option<&'a Path>,
+    /// `summary.md`.
+    pub summary: Option<&'a Path>,
+}
+
+/// The text to append to `$GITHUB_OUTPUT`: `verdict` (`pass` or `fail`),
+/// `regressions`, `warnings`, `failures`, `improvements`, `headline`, and
+/// `report-path`, `comment-path`, `summary-path` for the files given. A value
+/// holding a line break is written in the `key<<DELIMITER` form, with a
+/// delimiter that does not occur in it.
+pub fn github_output_lines(verdict: &Verdict, paths: &OutputPaths<'_>) -> String {
+    let c = &verdict.counts;
+    let mut pairs: Vec<(&str, String)> = vec![
+        (
+            "verdict",
+            match verdict.outcome {
+                Outcome::Pass => "pass",
+                Outcome::Fail => "fail",
+            }
+            .to_string(),
+        ),
+        ("regressions", c.regressions.to_string()),
+        ("warnings", c.warnings.to_string()),
+        ("failures", c.failures.to_string()),
+        ("improvements", c.improvements.to_string()),
+        ("headline", verdict.headline.clone()),
+    ];
+    for (key, path) in [
+        ("report-path", paths.report),
+        ("comment-path", paths.comment),
+        ("summary-path", paths.summary),
+    ] {
+        if let Some(path) = path {
+            pairs.push((key, path.to_string_lossy().into_owned()));
+        }
+    }
+    let mut out = String::new();
+    for (key, value) in pairs {
+        if value.contains(['\n', '\r']) {
+            let mut delimiter = "TRACEGATE_EOF".to_string();
+            while value.contains(&delimiter) {
+                delimiter.push('_');
+            }
+            out.push_str(&format!("{key}<<{delimiter}\n{value}\n{delimiter}\n"));
+        } else {
+            out.push_str(&format!("{key}={value}\n"));
+        }
+    }
+    out
+}
+
+/// Workflow commands for the most important findings: `::error` for fail
+/// findings, `::warning` for warn ones (info findings get none), at most
+/// [`ANNOTATIONS_PER_TYPE`] of each, in the verdict's order. Each is one
+/// line, without a newline; data and properties are escaped as the
+/// workflow-command rules require.
+pub fn annotations(verdict: &Verdict) -> Vec<String> {
+    let several = verdict.workloads.len() > 1;
+    let mut out = Vec::new();
+    for (severity, command, what) in [
+        (Severity::Fail, "error", "failing"),
+        (Severity::Warn, "warning", "warning"),
+    ] {
+        let findings: Vec<&Finding> = verdict
+            .findings
+            .iter()
+            .filter(|f| f.severity == severity)
+            .collect();
+        let shown = if findings.len() > ANNOTATIONS_PER_TYPE {
+            ANNOTATIONS_PER_TYPE - 1
+        } else {
+            findings.len()
+        };
+        for f in &findings[..shown] {
+            let subject = match &f.op {
+                Some(op) => shorten(&op.name, 120),
+                None => f.metric.clone(),
+            };
+            let title = format!("tracegate {}: {subject}", kind_label(f.kind));
+            let mut message = if several {
+                format!("{}: {}", f.workload, f.message)
+            } else {
+                f.message.clone()
+            };
+            if let Some(impact) = f.impact_percent.filter(|v| v.is_finite()) {
+                message.push_str(&format!(" (impact {impact:+.1}% of GPU time)"));
+            }
+            out.push(format!(
+                "::{command} title={}::{}",
+                escape_property(&title),
+                escape_data(&message)
+            ));
+        }
+        if shown < findings.len() {
+            let rest = findings.len() - shown;
+            out.push(format!(
+                "::{command} title={}::{}",
+                escape_property(&format!("tracegate: {rest} more {what} findings")),
+                escape_data("See the job summary or report.json for all of them.")
+            ));
+        }
+    }
+    out
+}
+
+/// Escapes a workflow command's message: `%`, `\r`, `\n`.
+fn escape_data(text: &str) -> String {
+    text.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// Escapes a workflow command's property value: as data, plus `:` and `,`.
+fn escape_property(text: &str) -> String {
+    escape_data(text).replace(':', "%3A").replace(',', "%2C")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gate::verdict::{Counts, FindingKind, FindingPriority, OpRef};
+
+    fn finding(name: &str, severity: Severity) -> Finding {
+        Finding {
+            rule: "regression".to_string(),
+            severity,
+            kind: FindingKind::Regression,
+            workload: "bert".to_string(),
+            op: Some(OpRef {
+                name: name.to_string(),
+                ..OpRef::default()
+            }),
+            metric: "median kernel time per call".to_string(),
+            baseline: Some(10.0),
+            candidate: Some(13.0),
+            unit: "µs".to_string(),
+            delta_percent: Some(30.0),
+            interval_percent: None,
+            expected_ratio: None,
+            limit: None,
+            impact_percent: Some(2.5),
+            priority: FindingPriority::High,
+            message: format!("{name} is 30% slower"),
+            path_a: None,
+            path_b: None,
+            kernel_diff: None,
+            replay_package: None,
+        }
+    }
+
+    fn verdict(findings: Vec<Finding>) -> Verdict {
+        Verdict {
+            schema_version: 1,
+            tracegate_version: "0.1.0".to_string(),
+            outcome: Outcome::Fail,
+            headline: "❌ 1 regression fails the gate".to_string(),
+            counts: Counts {
+                regressions: 1,
+                failures: 1,
+                ..Counts::default()
+            },
+            workloads: Vec::new(),
+            findings,
+            policy: "built-in default".to_string(),
+        }
+    }
+
+    #[test]
+    fn output_lines() {
+        let v = verdict(Vec::new());
+        let report = Path::new("out/report.json");
+        let comment = Path::new("out/comment.md");
+        let text = github_output_lines(
+            &v,
+            &OutputPaths {
+                report: Some(report),
+                comment: Some(comment),
+                summary: None,
+            },
+        );
+        assert_eq!(
+            text,
+            "verdict=fail\nregressions=1\nwarnings=0\nfailures=1\nimprovements=0\n\
+             headline=❌ 1 regression fails the gate\n\
+             report-path=out/report.json\ncomment-path=out/comment.md\n"
+        );
+    }
+
+    #[test]
+    fn multi_line_values_use_a_heredoc() {
+        let mut v = verdict(Vec::new());
+        v.headline = "two\nlines TRACEGATE_EOF".to_string();
+        let text = github_output_lines(&v, &OutputPaths::default());
+        assert!(
+            text.contains("headline<<TRACEGATE_EOF_\ntwo\nlines TRACEGATE_EOF\nTRACEGATE_EOF_\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn annotations_are_escaped() {
+        let mut f = finding("aten::mm, 100%\r\nsecond", Severity::Fail);
+        f.message = "50% slower\nnext line: yes, really".to_string();
+        let lines = annotations(&verdict(vec![f, finding("aten::bmm", Severity::Warn)]));
+        assert_eq!(
+            lines,
+            vec![
+                "::error title=tracegate regression%3A aten%3A%3Amm%2C 100%25%0D%0Asecond::\
+                 50%25 slower%0Anext line: yes, really (impact +2.5%25 of GPU time)"
+                    .to_string(),
+                "::warning title=tracegate regression%3A aten%3A%3Abmm::\
+                 aten::bmm is 30%25 slower (impact +2.5%25 of GPU time)"
+                    .to_string(),
+            ]
+        );
+        assert!(lines.iter().all(|l| !l.contains('\n') && !l.contains('\r')));
+    }
+
+    #[test]
+    fn annotations_are_capped_per_type() {
+        let mut findings: Vec<Finding> = (0..25)
+            .map(|i| finding(&format!("op{i}"), Severity::Fail))
+            .collect();
+        findings.extend((0..4).map(|i| finding(&format!("w{i}"), Severity::Warn)));
+        findings.push(finding("info", Severity::Info));
+        let lines = annotations(&verdict(findings));
+        let errors: Vec<&String> = lines.iter().filter(|l| l.starts_with("::error")).collect();
+        assert_eq!(errors.len(), ANNOTATIONS_PER_TYPE);
+        assert!(
+            errors[9].contains("16 more failing findings"),
+            "{}",
+            errors[9]
+        );
+        assert_eq!(
+            lines.iter().filter(|l| l.starts_with("::warning")).count(),
+            4
+        );
+        assert_eq!(lines.len(), 14);
+    }
+}

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use super::gate::kind_label;
-use super::markdown::shorten;
+use super::text::shorten;
 use crate::gate::verdict::{Finding, Outcome, Severity, Verdict};
 
 /// Annotations per type (error, warning): GitHub shows about ten of each per

@@ -5,8 +5,7 @@
 
 use std::fmt::Write;
 
-use super::markdown::{escape, shorten};
-use super::{human_us, percent};
+use super::text::{escape, human_us, percent, shorten};
 use crate::analysis::diagnose::{Bound, Diagnosis, OpAssessment, Priority};
 use crate::analysis::profile::Profile;
 

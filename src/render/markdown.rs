@@ -4,41 +4,10 @@
 
 use std::fmt::Write;
 
-use super::{analysis, human_us, percent};
+use super::analysis;
+use super::facts::{anomaly_lines, environment_lines};
+use super::text::{escape, human_us, percent, shorten};
 use crate::analysis::profile::Profile;
-
-/// Escapes trace text for a Markdown table cell.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '|' => out.push_str("\\|"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '`' => out.push('\''),
-            '*' | '_' | '[' | ']' | '#' | '\\' => {
-                out.push('\\');
-                out.push(c);
-            }
-            // A zero-width joiner after @ stops GitHub from notifying anyone.
-            '@' => out.push_str("@\u{200d}"),
-            '\n' | '\r' => out.push(' '),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// Shortens a long kernel name for a table, keeping its start.
-pub fn shorten(name: &str, max_chars: usize) -> String {
-    if name.chars().count() <= max_chars {
-        return name.to_string();
-    }
-    let mut short: String = name.chars().take(max_chars.saturating_sub(1)).collect();
-    short.push('…');
-    short
-}
 
 /// Renders the Markdown summary, listing `top` ops and kernels.
 pub fn render(profile: &Profile, top: usize) -> String {
@@ -85,7 +54,7 @@ fn file_name(path: &str) -> String {
 
 fn environment(out: &mut String, profile: &Profile) {
     out.push_str("| | |\n|---|---|\n");
-    for (label, value) in super::environment_lines(profile) {
+    for (label, value) in environment_lines(profile) {
         let _ = writeln!(out, "| {label} | {} |", escape(&value));
     }
     let _ = writeln!(
@@ -94,31 +63,6 @@ fn environment(out: &mut String, profile: &Profile) {
         profile.source.json_bytes as f64 / 1e6,
         profile.source.counts.events
     );
-}
-
-/// "2 × NVIDIA H100" style summary of device names.
-pub fn summarise_names(names: &[String]) -> String {
-    if names.is_empty() {
-        return "none recorded".to_string();
-    }
-    let mut counted: Vec<(String, usize)> = Vec::new();
-    for name in names {
-        match counted.iter_mut().find(|(n, _)| n == name) {
-            Some((_, count)) => *count += 1,
-            None => counted.push((name.clone(), 1)),
-        }
-    }
-    counted
-        .into_iter()
-        .map(|(name, count)| {
-            if count > 1 {
-                format!("{count} × {name}")
-            } else {
-                name
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 fn timeline(out: &mut String, profile: &Profile) {
@@ -237,32 +181,12 @@ fn kernels(out: &mut String, profile: &Profile, top: usize) {
 }
 
 fn anomalies(out: &mut String, profile: &Profile) {
-    let lines = super::terminal::anomaly_lines(profile);
+    let lines = anomaly_lines(profile);
     if lines.is_empty() {
         return;
     }
     out.push_str("\n## Anomalies\n\n");
     for line in lines {
         let _ = writeln!(out, "- {}", escape(&line));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn escapes_markdown_html_and_mentions() {
-        assert_eq!(escape("a|b"), "a\\|b");
-        assert_eq!(escape("<script>"), "&lt;script&gt;");
-        assert_eq!(escape("@octocat"), "@\u{200d}octocat");
-        assert_eq!(escape("void f<int>(a*)"), "void f&lt;int&gt;(a\\*)");
-    }
-
-    #[test]
-    fn names_are_counted() {
-        let names = vec!["A".to_string(), "A".to_string(), "B".to_string()];
-        assert_eq!(summarise_names(&names), "2 × A, B");
-        assert_eq!(shorten("abcdef", 4), "abc…");
     }
 }

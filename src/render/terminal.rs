@@ -7,8 +7,8 @@ use std::fmt::Write;
 use comfy_table::presets::UTF8_BORDERS_ONLY;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
 
-use super::markdown::shorten;
-use super::{human_us, percent};
+use super::facts::{anomaly_lines, environment_lines};
+use super::text::{human_us, percent, shorten};
 use crate::analysis::diagnose::{Bound, Diagnosis, Priority};
 use crate::analysis::profile::Profile;
 
@@ -67,7 +67,7 @@ pub fn render(profile: &Profile, top: usize, style: Style) -> String {
         "{}",
         style.heading(&format!("tracegate report: {}", profile.source.path))
     );
-    for (label, value) in super::environment_lines(profile) {
+    for (label, value) in environment_lines(profile) {
         let _ = writeln!(out, "  {label}: {value}");
     }
     let _ = writeln!(
@@ -307,45 +307,4 @@ fn append_anomalies(out: &mut String, profile: &Profile, style: Style) {
     for line in lines {
         let _ = writeln!(out, "  - {line}");
     }
-}
-
-/// One sentence per non-zero anomaly counter, shared by the text renderers.
-pub fn anomaly_lines(profile: &Profile) -> Vec<String> {
-    let a = &profile.anomalies;
-    let mut lines = Vec::new();
-    let mut add = |count: u64, what: &str| {
-        if count > 0 {
-            lines.push(format!("{count} {what}"));
-        }
-    };
-    add(
-        a.negative_durations,
-        "events with a negative duration (kept as written)",
-    );
-    add(a.missing_times, "timed events without ts or dur (skipped)");
-    add(
-        a.link.gpu_without_launch,
-        "GPU events with no launch in the trace (left out of the timeline and op tables)",
-    );
-    add(
-        a.link.launches_without_gpu,
-        "kernel launches with no GPU event in the trace",
-    );
-    add(
-        a.link.duplicate_correlations,
-        "launches reusing a correlation id (the first one is linked)",
-    );
-    add(
-        a.link.improper_nesting,
-        "host events that start over 1 µs inside another and end after it (partial overlap; kept as its child)",
-    );
-    if a.stream_overlaps > 0 {
-        lines.push(format!(
-            "{} GPU events start before the previous one on their stream ends (largest overlap {})",
-            a.stream_overlaps,
-            human_us(a.max_stream_overlap_us)
-        ));
-        lines.extend(a.examples.iter().map(|e| format!("  e.g. {e}")));
-    }
-    lines
 }

@@ -11,8 +11,7 @@ use flate2::{Compression, GzBuilder};
 use super::{ArgValue, Comparison, ReplayIr, TensorSpec, ValueSource};
 use crate::gate::snapshot::sha256_hex;
 use crate::gate::verdict::{EnvironmentSummary, Finding, Verdict};
-use crate::render::human_us;
-use crate::render::markdown::escape;
+use crate::render::text::{escape, human_us};
 
 /// The replay script every package carries.
 pub const REPLAY_PY: &str = include_str!("replay.py");

@@ -1,105 +1,20 @@
-//! TraceLens-compatible CSV files: the same file names, column names, units
-//! and number formatting (Python's float repr), so scripts written against
-//! TraceLens output keep working. Deliberate differences are listed in
-//! docs/TRACELENS.md.
+//! The CSVs of the profile's own tables, as TraceLens writes them: the GPU
+//! timeline, the op summaries (by name, by category, by unique arguments),
+//! the kernel summary and the short kernels.
 
-use std::fmt::Write;
-
+use super::cells::{Cell, KernelEntry, Table, kernel_details_cell, trunc_kernel_details_cell};
 use crate::analysis::ops::args::{python_float, write_python_str};
 use crate::analysis::profile::{KernelDetail, Profile};
+use crate::render::text::percent;
 
-/// Every CSV file as (file name, contents). GPU-only traces have no CPU ops,
-/// so, like TraceLens, they get no op tables.
-pub fn render_all(profile: &Profile) -> Vec<(&'static str, String)> {
-    let mut files = vec![("gpu_timeline.csv", gpu_timeline(profile))];
-    if !profile.ops.is_empty() {
-        files.push(("ops_summary.csv", ops_summary(profile)));
-        files.push((
-            "ops_summary_by_category.csv",
-            ops_summary_by_category(profile),
-        ));
-        files.push(("ops_unique_args.csv", ops_unique_args(profile)));
-    }
-    files.push(("kernel_summary.csv", kernel_summary(profile)));
-    if !profile.ops.is_empty() {
-        files.extend(super::perf_csv::render_all(&profile.perf));
-    }
-    files.push(("short_kernels_summary.csv", short_kernels_summary(profile)));
-    files.push((
-        "short_kernel_histogram.csv",
-        short_kernel_histogram(profile),
-    ));
-    files
-}
-
-/// A CSV under construction, quoting cells as pandas does (only when needed).
-pub(crate) struct Table {
-    pub(crate) text: String,
-}
-
-impl Table {
-    pub(crate) fn new(header: &[&str]) -> Table {
-        let mut table = Table {
-            text: String::new(),
-        };
-        table.row(header.iter().map(|h| Cell::Text(h)));
-        table
-    }
-
-    pub(crate) fn row<'a>(&mut self, cells: impl IntoIterator<Item = Cell<'a>>) {
-        for (i, cell) in cells.into_iter().enumerate() {
-            if i > 0 {
-                self.text.push(',');
-            }
-            match cell {
-                Cell::Text(text) => push_quoted(&mut self.text, text),
-                Cell::Float(value) => self.text.push_str(&python_float(value)),
-                Cell::OptFloat(value) => {
-                    if let Some(value) = value {
-                        self.text.push_str(&python_float(value));
-                    }
-                }
-                Cell::Int(value) => {
-                    let _ = write!(self.text, "{value}");
-                }
-                Cell::OptInt(value) => {
-                    if let Some(value) = value {
-                        let _ = write!(self.text, "{value}");
-                    }
-                }
-            }
-        }
-        self.text.push('\n');
-    }
-}
-
-pub(crate) enum Cell<'a> {
-    Text(&'a str),
-    Float(f64),
-    OptFloat(Option<f64>),
-    Int(u64),
-    OptInt(Option<i64>),
-}
-
-fn push_quoted(out: &mut String, text: &str) {
-    if text.contains([',', '"', '\n', '\r']) {
-        out.push('"');
-        out.push_str(&text.replace('"', "\"\""));
-        out.push('"');
-    } else {
-        out.push_str(text);
-    }
-}
-
-fn gpu_timeline(profile: &Profile) -> String {
+pub(super) fn gpu_timeline(profile: &Profile) -> String {
     let mut table = Table::new(&["type", "time ms", "percent"]);
     let total = profile.timeline.total_time;
     for (name, us) in profile.timeline.rows() {
-        let percent = super::percent(us, total);
         table.row([
             Cell::Text(name),
             Cell::Float(us / 1000.0),
-            Cell::Float(percent),
+            Cell::Float(percent(us, total)),
         ]);
     }
     table.text
@@ -111,7 +26,7 @@ fn shares(values: impl Iterator<Item = f64> + Clone) -> Vec<(f64, f64)> {
     let mut cumulative = 0.0;
     values
         .map(|v| {
-            let share = super::percent(v, total);
+            let share = percent(v, total);
             cumulative += share;
             (share, cumulative)
         })
@@ -130,7 +45,7 @@ fn python_list_of_strings(items: impl Iterator<Item = String>) -> String {
     out
 }
 
-fn ops_summary(profile: &Profile) -> String {
+pub(super) fn ops_summary(profile: &Profile) -> String {
     let mut table = Table::new(&[
         "name",
         "total_direct_kernel_time_sum",
@@ -160,7 +75,7 @@ fn ops_summary(profile: &Profile) -> String {
     table.text
 }
 
-fn ops_summary_by_category(profile: &Profile) -> String {
+pub(super) fn ops_summary_by_category(profile: &Profile) -> String {
     let mut table = Table::new(&[
         "op category",
         "Count",
@@ -184,84 +99,6 @@ fn ops_summary_by_category(profile: &Profile) -> String {
         ]);
     }
     table.text
-}
-
-/// One kernel entry of TraceLens's `kernel_details_summary` cell.
-pub(crate) struct KernelEntry<'a> {
-    pub(crate) name: &'a str,
-    pub(crate) stream: Option<i64>,
-    pub(crate) count: u64,
-    pub(crate) total: f64,
-    pub(crate) mean: f64,
-    pub(crate) median: f64,
-    pub(crate) std: f64,
-    pub(crate) min: f64,
-    pub(crate) max: f64,
-}
-
-fn stream_repr(stream: Option<i64>) -> String {
-    stream.map_or("None".to_string(), |s| s.to_string())
-}
-
-/// TraceLens's `kernel_details_summary`: a Python list of dicts, each float
-/// written by `float` (plain repr, or numpy's `np.float64(...)`).
-pub(crate) fn kernel_details_cell<'a>(
-    kernels: impl IntoIterator<Item = KernelEntry<'a>>,
-    float: fn(f64) -> String,
-) -> String {
-    let mut out = String::from("[");
-    for (i, k) in kernels.into_iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        out.push_str("{'name': ");
-        write_python_str(k.name, &mut out);
-        let _ = write!(
-            out,
-            ", 'stream': {}, 'count': {}, 'total_duration_us': {}, 'mean_duration_us': {}, \
-             'median_duration_us': {}, 'std_dev_duration_us': {}, 'min_duration_us': {}, \
-             'max_duration_us': {}}}",
-            stream_repr(k.stream),
-            k.count,
-            float(k.total),
-            float(k.mean),
-            float(k.median),
-            float(k.std),
-            float(k.min),
-            float(k.max),
-        );
-    }
-    out.push(']');
-    out
-}
-
-/// TraceLens's `trunc_kernel_details`: (name, stream, mean already rounded by
-/// the caller) entries, names cut to 64 characters plus `...`.
-pub(crate) fn trunc_kernel_details_cell<'a>(
-    kernels: impl IntoIterator<Item = (&'a str, Option<i64>, f64)>,
-    float: fn(f64) -> String,
-) -> String {
-    let mut out = String::from("[");
-    for (i, (name, stream, mean)) in kernels.into_iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        let name: String = if name.chars().count() > 64 {
-            name.chars().take(64).chain("...".chars()).collect()
-        } else {
-            name.to_string()
-        };
-        out.push_str("{'name': ");
-        write_python_str(&name, &mut out);
-        let _ = write!(
-            out,
-            ", 'stream': {}, 'mean_duration_us': {}}}",
-            stream_repr(stream),
-            float(mean)
-        );
-    }
-    out.push(']');
-    out
 }
 
 /// Our `kernel_details_summary`: one entry per (kernel name, stream), with
@@ -296,7 +133,7 @@ fn trunc_kernel_details_repr(kernels: &[KernelDetail]) -> String {
     trunc_kernel_details_cell(entries, python_float)
 }
 
-fn ops_unique_args(profile: &Profile) -> String {
+pub(super) fn ops_unique_args(profile: &Profile) -> String {
     let mut table = Table::new(&[
         "name",
         "op category",
@@ -364,7 +201,7 @@ fn ops_unique_args(profile: &Profile) -> String {
     table.text
 }
 
-fn kernel_summary(profile: &Profile) -> String {
+pub(super) fn kernel_summary(profile: &Profile) -> String {
     // GPU-only traces have no CPU ops, and TraceLens then drops the column.
     let with_parent = !profile.ops.is_empty();
     let parent_column: &[&str] = if with_parent { &["Parent cpu_op"] } else { &[] };
@@ -404,7 +241,7 @@ fn kernel_summary(profile: &Profile) -> String {
     table.text
 }
 
-fn short_kernels_summary(profile: &Profile) -> String {
+pub(super) fn short_kernels_summary(profile: &Profile) -> String {
     let mut table = Table::new(&[
         "Parent cpu_op",
         "Input dims",
@@ -432,7 +269,7 @@ fn short_kernels_summary(profile: &Profile) -> String {
     table.text
 }
 
-fn short_kernel_histogram(profile: &Profile) -> String {
+pub(super) fn short_kernel_histogram(profile: &Profile) -> String {
     let mut table = Table::new(&["bin_start", "bin_end", "count"]);
     for bin in &profile.short_kernel_histogram {
         table.row([
@@ -447,17 +284,6 @@ fn short_kernel_histogram(profile: &Profile) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn quoting_follows_pandas() {
-        let mut out = String::new();
-        push_quoted(&mut out, "plain");
-        out.push('|');
-        push_quoted(&mut out, "a, b");
-        out.push('|');
-        push_quoted(&mut out, "say \"hi\"");
-        assert_eq!(out, "plain|\"a, b\"|\"say \"\"hi\"\"\"");
-    }
 
     #[test]
     fn shares_accumulate() {

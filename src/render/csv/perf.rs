@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::csv::{Cell, KernelEntry, Table, kernel_details_cell, trunc_kernel_details_cell};
+use super::cells::{Cell, KernelEntry, Table, kernel_details_cell, trunc_kernel_details_cell};
 use crate::analysis::ops::args::{python_float, write_python_str};
 use crate::analysis::perf::{Agg, KernelStats, PerfReport, PerfRow};
 use crate::analysis::perf_model::Family;

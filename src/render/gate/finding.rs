@@ -1,0 +1,180 @@
+//! One finding in words: its kind, priority and severity labels, what it is
+//! about, its values with their units, and the display row ([`Row`]) both
+//! the Markdown templates and the terminal table show.
+
+use serde::Serialize;
+
+use crate::gate::verdict::{Finding, FindingKind, FindingPriority, Outcome, Severity, Verdict};
+use crate::render::text::{human_us, shorten};
+
+/// (icon, status) of the verdict.
+pub(super) fn status(verdict: &Verdict) -> (&'static str, &'static str) {
+    match verdict.outcome {
+        Outcome::Fail => ("❌", "fail"),
+        Outcome::Pass if verdict.counts.warnings > 0 => ("⚠️", "pass with warnings"),
+        Outcome::Pass => ("✅", "pass"),
+    }
+}
+
+/// The headline without a leading status icon or `tracegate:` (the
+/// templates print their own).
+pub(super) fn headline_text(headline: &str) -> &str {
+    let mut text = headline.trim_start();
+    for icon in ["✅", "⚠️", "⚠", "❌"] {
+        if let Some(rest) = text.strip_prefix(icon) {
+            text = rest.trim_start();
+            break;
+        }
+    }
+    text.strip_prefix("tracegate:").unwrap_or(text).trim()
+}
+
+/// A finding kind in words: `regression`, `kernel selection`, ….
+pub(crate) fn kind_label(kind: FindingKind) -> &'static str {
+    match kind {
+        FindingKind::Regression => "regression",
+        FindingKind::Improvement => "improvement",
+        FindingKind::UnexpectedRatio => "unexpected ratio",
+        FindingKind::KernelSelection => "kernel selection",
+        FindingKind::ShapeChanged => "shape changed",
+        FindingKind::NewOp => "new op",
+        FindingKind::MissingOp => "missing op",
+        FindingKind::Timeline => "timeline",
+        FindingKind::Efficiency => "efficiency",
+        FindingKind::Budget => "budget",
+        FindingKind::NothingToCompare => "nothing to compare",
+    }
+}
+
+fn priority_label(priority: FindingPriority) -> &'static str {
+    match priority {
+        FindingPriority::Critical => "critical",
+        FindingPriority::High => "high",
+        FindingPriority::Medium => "medium",
+        FindingPriority::Low => "low",
+    }
+}
+
+fn severity_icon(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Fail => "❌",
+        Severity::Warn => "⚠️",
+        Severity::Info => "ℹ️",
+    }
+}
+
+/// What a finding is about: the op's name, else its metric.
+pub(super) fn op_label(f: &Finding) -> String {
+    match &f.op {
+        Some(op) => op.name.clone(),
+        None if f.metric.is_empty() => "—".to_string(),
+        None => f.metric.replace('_', " "),
+    }
+}
+
+pub(super) fn shape_of(f: &Finding) -> &str {
+    f.op.as_ref().map_or("", |op| op.input_dims.as_str())
+}
+
+/// The cell of a missing value.
+pub(super) const NONE: &str = "—";
+
+fn or_dash(text: &str) -> String {
+    if text.is_empty() {
+        NONE.to_string()
+    } else {
+        text.to_string()
+    }
+}
+
+/// A number without needless decimals: `12`, `0.25`, `1234.5`.
+fn number(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else {
+        let text = format!("{v:.2}");
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
+/// A value with its unit: µs as `human_us`, `%` as `12.3%`, else `N unit`.
+fn with_unit(value: Option<f64>, unit: &str) -> String {
+    match value {
+        Some(v) if v.is_finite() => match unit {
+            "µs" | "us" => human_us(v),
+            "%" => format!("{v:.1}%"),
+            "" => number(v),
+            unit => format!("{} {unit}", number(v)),
+        },
+        _ => NONE.to_string(),
+    }
+}
+
+pub(super) fn signed_percent(value: Option<f64>) -> String {
+    match value {
+        Some(v) if v.is_finite() => format!("{v:+.1}%"),
+        _ => NONE.to_string(),
+    }
+}
+
+/// One finding as display strings (raw text: the template escapes it).
+#[derive(Serialize)]
+pub(super) struct Row {
+    pub(super) severity: &'static str,
+    pub(super) icon: &'static str,
+    pub(super) kind: &'static str,
+    pub(super) rule: String,
+    pub(super) workload: String,
+    pub(super) op: String,
+    pub(super) shape: String,
+    pub(super) dtypes: String,
+    pub(super) module: String,
+    pub(super) metric: String,
+    pub(super) baseline: String,
+    pub(super) candidate: String,
+    pub(super) delta: String,
+    pub(super) interval: String,
+    pub(super) expected: String,
+    pub(super) limit: String,
+    pub(super) impact: String,
+    pub(super) priority: &'static str,
+    pub(super) message: String,
+}
+
+impl Row {
+    pub(super) fn new(f: &Finding) -> Row {
+        let op = f.op.as_ref();
+        Row {
+            severity: f.severity.as_str(),
+            icon: severity_icon(f.severity),
+            kind: kind_label(f.kind),
+            rule: shorten(&f.rule, 60),
+            workload: shorten(&f.workload, 60),
+            op: shorten(&op_label(f), 80),
+            shape: or_dash(&shorten(shape_of(f), 60)),
+            dtypes: or_dash(&shorten(op.map_or("", |op| op.input_type.as_str()), 60)),
+            module: or_dash(&shorten(
+                op.and_then(|op| op.module_path.as_deref()).unwrap_or(""),
+                100,
+            )),
+            metric: or_dash(&shorten(&f.metric, 60)),
+            baseline: with_unit(f.baseline, &f.unit),
+            candidate: with_unit(f.candidate, &f.unit),
+            delta: signed_percent(f.delta_percent),
+            interval: match f.interval_percent {
+                Some((low, high)) if low.is_finite() && high.is_finite() => {
+                    format!("{low:+.1}% … {high:+.1}%")
+                }
+                _ => NONE.to_string(),
+            },
+            expected: match f.expected_ratio {
+                Some(r) if r.is_finite() => format!("×{r:.2}"),
+                _ => NONE.to_string(),
+            },
+            limit: with_unit(f.limit, &f.unit),
+            impact: signed_percent(f.impact_percent),
+            priority: priority_label(f.priority),
+            message: or_dash(&shorten(&f.message, 300)),
+        }
+    }
+}

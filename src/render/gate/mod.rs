@@ -1,0 +1,70 @@
+//! The gate's outputs: a [`Verdict`](crate::gate::verdict::Verdict) as the pull-request comment
+//! (`comment.md`), the GitHub job summary (`summary.md`), the terminal table
+//! and `report.json`.
+//!
+//! The two Markdown documents are rendered with minijinja from
+//! `templates/comment.md.j2` and `templates/summary.md.j2`, compiled into the
+//! binary; a template directory given by the user overrides either file.
+//! Undefined variables are errors (strict mode), and every value a template
+//! prints is escaped for GitHub Markdown (the custom auto-escape `markdown`,
+//! see [`escape_md`]) unless Rust marked it safe, so an override cannot
+//! forget to escape a kernel name. Values are formatted here (units,
+//! signs, shortened names); the template only lays them out.
+//!
+//! GitHub rejects a comment over 65,536 characters and a step summary over
+//! 1 MiB. Both renderers leave detail out, least important first, until the
+//! document fits, and tell the reader what was left out (the `omitted`
+//! variable): for the comment, the full findings table, then kernel diffs
+//! beyond the first [`KEPT_DIFFS`], then the info findings, then the flagged
+//! rows with the least impact.
+//!
+//! # Template variables
+//!
+//! | variable | meaning |
+//! |---|---|
+//! | `status` | `pass`, `pass with warnings` or `fail` |
+//! | `icon` | ✅, ⚠️ or ❌ |
+//! | `headline` | the verdict's headline without a leading status icon |
+//! | `counts` | `regressions`, `warnings`, `failures`, `improvements`, `unchanged`, `new`, `missing` |
+//! | `workloads` | per workload: `name`, `cross_platform`, `environment` (rows of `label`, `baseline`, `candidate`), `timeline` (rows of `metric`, `baseline`, `candidate`, `delta`), `matched`, `unchanged`, `notes` |
+//! | `multi_workload` | more than one workload (show a workload column) |
+//! | `flagged`, `flagged_total` | fail and warn findings shown, largest impact first (rows below); how many there are |
+//! | `info`, `info_total` | info findings shown (rows below); how many there are |
+//! | `all_findings` | every finding (rows below), or empty when left out |
+//! | `kernel_diffs`, `kernel_diffs_total` | kernel-selection diffs shown (`op`, `shape`, `workload`, `block`: a fenced `diff` code block, safe); how many there are |
+//! | `chart` | a fenced Mermaid bar chart of the largest changes (safe), or empty |
+//! | `recommendations` | up to ten flagged findings with advice: `op`, `shape`, `workload`, `message`, `path_a`, `path_b`, `replay_package` (none when absent) |
+//! | `omitted` | what was left out to fit, one phrase each; empty when nothing was |
+//! | `policy`, `version`, `schema_version` | the policy used, the tracegate version, the report schema version |
+//! | `verdict` | the whole [`Verdict`], as in `report.json` |
+//!
+//! A finding row has `severity` (`fail`, `warn`, `info`), `icon`, `kind`
+//! (`regression`, `kernel selection`, …), `rule`, `workload`, `op`, `shape`,
+//! `dtypes`, `module`, `metric`, `baseline`, `candidate`, `delta`,
+//! `interval`, `expected`, `limit`, `impact`, `priority` and `message`, all
+//! display strings (`—` where there is no value). The filter `md` escapes a
+//! value explicitly (useful inside `{% autoescape false %}`).
+//!
+//! The parts: `finding` puts one finding into words, `view` the whole
+//! verdict (with `chart` for the embedded code blocks), `escape` makes text
+//! safe, `template` loads the templates, `comment` renders and fits the
+//! documents, and `terminal` draws the table.
+
+mod chart;
+mod comment;
+mod escape;
+mod finding;
+mod template;
+mod terminal;
+#[cfg(test)]
+mod tests;
+mod view;
+
+pub use comment::{
+    COMMENT_LIMIT, KEPT_DIFFS, SUMMARY_LIMIT, comment_marker, render_comment, render_report_json,
+    render_summary,
+};
+pub use escape::escape_md;
+pub(crate) use finding::kind_label;
+pub use template::TemplateError;
+pub use terminal::render_terminal;

@@ -14,7 +14,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use octocrab::Octocrab;
 use serde_json::Value;
 
-use super::{PublishError, Retry};
+use super::error::PublishError;
 
 /// How long a message quoted from GitHub may be.
 const MESSAGE_CHARS: usize = 300;
@@ -279,6 +279,37 @@ impl Client {
             text.to_string()
         } else {
             text.replace(&self.token, "***")
+        }
+    }
+}
+
+/// Retries of transient failures (connection errors, timeouts, 5xx, 429
+/// and rate-limit 403s).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Retry {
+    /// Attempts per request, the first included.
+    pub attempts: u32,
+    /// The wait before the second attempt; doubled for each further one.
+    pub first_delay: Duration,
+    /// The longest backoff wait.
+    pub max_delay: Duration,
+    /// The longest wait we accept when GitHub asks for one (`Retry-After`,
+    /// `x-ratelimit-reset`); asked for more, we give up.
+    pub max_wait: Duration,
+    /// How long one request may take.
+    pub timeout: Duration,
+}
+
+impl Default for Retry {
+    /// 4 attempts, waiting 1, 2 and 4 s (or up to 60 s when GitHub asks),
+    /// 30 s per request.
+    fn default() -> Retry {
+        Retry {
+            attempts: 4,
+            first_delay: Duration::from_secs(1),
+            max_delay: Duration::from_secs(8),
+            max_wait: Duration::from_secs(60),
+            timeout: Duration::from_secs(30),
         }
     }
 }

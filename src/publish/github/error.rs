@@ -1,6 +1,7 @@
 //! Why a comment could not be published, in words that say what to do.
 
-use super::FORK_DOC;
+/// Where the fork-safe workflow is explained (for the 403 message).
+pub const FORK_DOC: &str = "docs/GITHUB.md#pull-requests-from-forks";
 
 /// Why the comment could not be published.
 #[derive(Debug, thiserror::Error)]

@@ -21,15 +21,15 @@ mod error;
 pub mod event;
 
 use std::fmt;
-use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::gate::verdict::{Outcome as VerdictOutcome, Severity, Verdict};
 use crate::render::gate::{COMMENT_LIMIT, comment_marker};
+pub use client::Retry;
 use client::{Client, Verb};
-pub use error::PublishError;
+pub use error::{FORK_DOC, PublishError};
 
 /// The public GitHub API, when `GITHUB_API_URL` is unset.
 pub const DEFAULT_API_URL: &str = "https://api.github.com";
@@ -37,9 +37,6 @@ pub const DEFAULT_API_URL: &str = "https://api.github.com";
 /// The identity of an Actions token (`GITHUB_TOKEN`), which cannot read
 /// `GET /user`.
 pub const ACTIONS_BOT: &str = "github-actions[bot]";
-
-/// Where the fork-safe workflow is explained (for the 403 message).
-pub const FORK_DOC: &str = "docs/GITHUB.md#pull-requests-from-forks";
 
 /// Pages of comments read at most (100 comments each).
 const MAX_PAGES: usize = 100;
@@ -89,37 +86,6 @@ impl CommentOn {
             CommentOn::Always => "always",
             CommentOn::Findings => "findings",
             CommentOn::Fail => "fail",
-        }
-    }
-}
-
-/// Retries of transient failures (connection errors, timeouts, 5xx, 429
-/// and rate-limit 403s).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Retry {
-    /// Attempts per request, the first included.
-    pub attempts: u32,
-    /// The wait before the second attempt; doubled for each further one.
-    pub first_delay: Duration,
-    /// The longest backoff wait.
-    pub max_delay: Duration,
-    /// The longest wait we accept when GitHub asks for one (`Retry-After`,
-    /// `x-ratelimit-reset`); asked for more, we give up.
-    pub max_wait: Duration,
-    /// How long one request may take.
-    pub timeout: Duration,
-}
-
-impl Default for Retry {
-    /// 4 attempts, waiting 1, 2 and 4 s (or up to 60 s when GitHub asks),
-    /// 30 s per request.
-    fn default() -> Retry {
-        Retry {
-            attempts: 4,
-            first_delay: Duration::from_secs(1),
-            max_delay: Duration::from_secs(8),
-            max_wait: Duration::from_secs(60),
-            timeout: Duration::from_secs(30),
         }
     }
 }

@@ -8,7 +8,7 @@ use std::io::Write as _;
 
 use flate2::{Compression, GzBuilder};
 
-use super::{ArgValue, Comparison, ReplayIr, TensorSpec, ValueSource};
+use super::ir::{Arg, ArgValue, Comparison, ReplayIr, TensorSpec, ValueSource};
 use crate::gate::snapshot::sha256_hex;
 use crate::gate::verdict::{EnvironmentSummary, Finding, Verdict};
 use crate::render::text::{escape, human_us};
@@ -277,7 +277,7 @@ fn readme(ir: &ReplayIr, context: &PackageContext, stem: &str) -> String {
         }
     }
     out.push_str("| # | argument | value | source |\n|---|---|---|---|\n");
-    let mut all: Vec<(&super::Arg, bool)> = ir
+    let mut all: Vec<(&Arg, bool)> = ir
         .args
         .iter()
         .map(|a| (a, false))

@@ -4,6 +4,7 @@
 
 #![allow(clippy::print_stderr)] // tests say when they skip
 
+use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -11,10 +12,16 @@ use std::process::Command;
 use flate2::read::GzDecoder;
 use serde_json::{Value, json};
 
+use super::args::{build, contiguous, int_list};
 use super::*;
+use crate::gate::policy::{self, Pattern};
 use crate::gate::snapshot::tests::corpus_dir;
-use crate::gate::verdict::{FindingKind, FindingPriority, Outcome, Severity, WorkloadSummary};
-use crate::trace::NO_DETAIL;
+use crate::gate::snapshot::{self, Snapshot};
+use crate::gate::verdict::{
+    EnvironmentSummary, Finding, FindingKind, FindingPriority, OpRef, Outcome, Severity, Verdict,
+    WorkloadSummary,
+};
+use crate::trace::{Kind, NO_DETAIL, Trace};
 
 fn recorded(
     dims: Value,

@@ -22,6 +22,10 @@
 //!
 //! Like the rest of the library this never touches files: the CLI writes
 //! the bytes.
+//!
+//! The parts: `ir` holds the IR's types, `sources` reads a call from a trace
+//! or snapshot, `args` rebuilds its arguments (with `schema` and
+//! `pyliteral`), `select` picks the calls, `package` writes the archive.
 
 mod args;
 mod ir;

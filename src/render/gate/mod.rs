@@ -36,7 +36,7 @@
 //! | `recommendations` | up to ten flagged findings with advice: `op`, `shape`, `workload`, `message`, `path_a`, `path_b`, `replay_package` (none when absent) |
 //! | `omitted` | what was left out to fit, one phrase each; empty when nothing was |
 //! | `policy`, `version`, `schema_version` | the policy used, the tracegate version, the report schema version |
-//! | `verdict` | the whole [`Verdict`], as in `report.json` |
+//! | `verdict` | the whole [`Verdict`](crate::gate::verdict::Verdict), as in `report.json` |
 //!
 //! A finding row has `severity` (`fail`, `warn`, `info`), `icon`, `kind`
 //! (`regression`, `kernel selection`, …), `rule`, `workload`, `op`, `shape`,

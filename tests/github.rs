@@ -1,11 +1,17 @@
 //! Publishing the PR comment against a local mock of the GitHub API
 //! (wiremock): a small stateful fake that keeps the PR's comments, pages
-//! them with `Link` headers and refuses any request without the token.
+//! them with `Link` headers and refuses any request without the token; and
+//! against hostile servers: raw TCP ones that send their headers and then
+//! stall or drip the body, and answers that echo the token or try to start
+//! a workflow command in the log.
 
 use std::collections::HashMap;
+use std::io::{ErrorKind, Read, Write};
+use std::net::{TcpListener, TcpStream};
 use std::path::Path;
+use std::process::Output;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tempfile::TempDir;
@@ -296,6 +302,7 @@ fn options() -> Options {
             max_delay: Duration::from_millis(20),
             max_wait: Duration::from_secs(2),
             timeout: Duration::from_secs(10),
+            deadline: Duration::from_secs(60),
         },
         ..Options::default()
     }
@@ -478,13 +485,8 @@ async fn an_actions_token_without_user_access_is_github_actions_bot() {
         matches!(report.outcome, Outcome::Updated { .. }),
         "{report:?}"
     );
-    assert!(
-        report
-            .notes
-            .iter()
-            .any(|n| n.contains("403") && n.contains(ACTIONS_BOT)),
-        "{report:?}"
-    );
+    // The ordinary Actions run: nothing to say about the identity.
+    assert!(report.notes.is_empty(), "{report:?}");
     let comments = f.fake.comments();
     assert!(
         comments
@@ -495,6 +497,61 @@ async fn an_actions_token_without_user_access_is_github_actions_bot() {
             .contains("aten::mm")
     );
     assert!(comments[0].body.ends_with("quoted"));
+}
+
+#[tokio::test]
+async fn an_app_token_is_told_to_name_its_author_and_can() {
+    const APP: &str = "perf-app[bot]";
+    let f = Fixture::new().await;
+    f.fake.0.lock().unwrap().user = Err(403);
+    let marker = comment_marker("default");
+    let apps = f.fake.add(
+        APP,
+        &format!(
+            "{marker}
+old"
+        ),
+    );
+
+    // Unknown author: a new comment, and a note saying how to avoid it.
+    let report = f.publish(&options(), &failing()).await.unwrap();
+    assert!(
+        matches!(report.outcome, Outcome::Created { .. }),
+        "{report:?}"
+    );
+    let notes = report.notes.join("\n");
+    assert!(
+        notes.contains("403") && notes.contains("--comment-author NAME[bot]"),
+        "{notes}"
+    );
+
+    // Named: the app's comment is updated, and /user is not asked.
+    let f = Fixture::new().await;
+    f.fake.0.lock().unwrap().user = Err(403);
+    let apps_now = f.fake.add(
+        APP,
+        &format!(
+            "{marker}
+old"
+        ),
+    );
+    assert_eq!(apps_now, apps);
+    let named = Options {
+        author: Some(APP.to_string()),
+        ..options()
+    };
+    let report = f.publish(&named, &failing()).await.unwrap();
+    assert!(
+        matches!(report.outcome, Outcome::Updated { .. }),
+        "{report:?}"
+    );
+    assert!(report.notes.is_empty(), "{report:?}");
+    assert!(f.fake.comments()[0].body.contains("aten::mm"));
+    let requests = f.requests().await;
+    assert!(
+        !requests.iter().any(|r| r.contains("/user")),
+        "{requests:?}"
+    );
 }
 
 #[tokio::test]
@@ -944,20 +1001,8 @@ fn the_artifact_link_is_appended_when_it_fits() {
 async fn the_binary_posts_a_report_written_earlier() {
     let f = Fixture::new().await;
     let dir = tempfile::tempdir().unwrap();
-    let report = dir.path().join("report.json");
-    std::fs::write(&report, serde_json::to_string(&failing()).unwrap()).unwrap();
-    let run = |args: &[&str], env: &HashMap<String, String>| {
-        let mut command = crate::util::tracegate();
-        command
-            .env_clear()
-            .envs(env)
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .arg("comment")
-            .arg("--report")
-            .arg(&report)
-            .args(args);
-        command.output().unwrap()
-    };
+    let report = failing_report(&dir);
+    let run = |args: &[&str], env: &HashMap<String, String>| run_comment(&report, env, args);
     let url = "https://github.com/octo/gpu-model/actions/runs/1/artifacts/2";
     let first = run(&["--artifact-url", url], &f.env);
     let stderr = String::from_utf8_lossy(&first.stderr);
@@ -993,4 +1038,349 @@ async fn the_binary_posts_a_report_written_earlier() {
     assert!(String::from_utf8_lossy(&pushed.stderr).contains("not commenting"));
     assert!(push.requests().await.is_empty());
     assert!(Path::new(&report).exists());
+}
+
+/// `report.json` of a failing verdict in `dir`.
+fn failing_report(dir: &TempDir) -> std::path::PathBuf {
+    let report = dir.path().join("report.json");
+    std::fs::write(&report, serde_json::to_string(&failing()).unwrap()).unwrap();
+    report
+}
+
+/// The real binary: `tracegate comment --report REPORT ARGS` with exactly
+/// `env` (and `PATH`).
+fn run_comment(report: &Path, env: &HashMap<String, String>, args: &[&str]) -> Output {
+    crate::util::tracegate()
+        .env_clear()
+        .envs(env)
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .arg("comment")
+        .arg("--report")
+        .arg(report)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// What a [`stalling_server`] does after its headers.
+#[derive(Clone, Copy, Debug)]
+enum Stall {
+    /// Sends nothing more.
+    Silent,
+    /// Sends one byte of the body a second, never all of it.
+    Drip,
+    /// Sends the body as fast as it can, without end.
+    Flood,
+}
+
+/// A raw HTTP server on 127.0.0.1 (wiremock can only delay the headers):
+/// to every request it answers valid `200` headers promising a body of a
+/// million bytes (a gigabyte for [`Stall::Flood`]), then stalls as `how`
+/// says until the client hangs up.
+/// Returns its base URL.
+fn stalling_server(how: Stall) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || stall(stream, how));
+        }
+    });
+    url
+}
+
+fn stall(mut stream: TcpStream, how: Stall) {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        match stream.read(&mut byte) {
+            Ok(1) => head.push(byte[0]),
+            _ => return,
+        }
+    }
+    let length = if matches!(how, Stall::Flood) {
+        1 << 30
+    } else {
+        1_000_000
+    };
+    let headers = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {length}\r\n\r\n["
+    );
+    if stream.write_all(headers.as_bytes()).is_err() {
+        return;
+    }
+    stream
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    loop {
+        match how {
+            Stall::Drip => {
+                std::thread::sleep(Duration::from_secs(1));
+                if stream
+                    .write_all(b" ")
+                    .and_then(|()| stream.flush())
+                    .is_err()
+                {
+                    return;
+                }
+            }
+            Stall::Flood => {
+                if stream.write_all(&[b' '; 1 << 16]).is_err() {
+                    return;
+                }
+            }
+            // Until the client hangs up (a read of 0 bytes).
+            Stall::Silent => match stream.read(&mut byte) {
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+                Ok(n) if n > 0 => {}
+                _ => return,
+            },
+        }
+    }
+}
+
+/// Options with a `deadline` for the whole step and a `timeout` per request.
+fn bounded(timeout: Duration, deadline: Duration) -> Options {
+    let mut options = options();
+    options.retry.timeout = timeout;
+    options.retry.deadline = deadline;
+    options
+}
+
+#[tokio::test]
+async fn a_server_that_stalls_after_its_headers_cannot_hang_the_publish() {
+    for how in [Stall::Silent, Stall::Drip] {
+        let mut f = Fixture::new().await;
+        f.env
+            .insert("GITHUB_API_URL".to_string(), stalling_server(how));
+        // The deadline of the whole step, under the 30 s of one request.
+        let start = Instant::now();
+        let error = f
+            .error(&bounded(Duration::from_secs(30), Duration::from_secs(2)))
+            .await;
+        let took = start.elapsed();
+        assert!(
+            took >= Duration::from_millis(1900) && took < Duration::from_secs(5),
+            "{how:?}: {took:?}"
+        );
+        assert!(
+            matches!(error, PublishError::Deadline { .. }),
+            "{how:?}: {error:?}"
+        );
+        let message = error.to_string();
+        assert!(
+            message.starts_with("read the token's identity (GET /user): gave up after 2s")
+                && message.contains("--comment-timeout")
+                && message.contains("had not answered in full"),
+            "{message}"
+        );
+
+        // One request's own limit: each attempt is cut off and retried,
+        // then the retries run out long before the deadline.
+        let start = Instant::now();
+        let error = f
+            .error(&bounded(
+                Duration::from_millis(400),
+                Duration::from_secs(60),
+            ))
+            .await;
+        assert!(start.elapsed() < Duration::from_secs(4), "{how:?}");
+        assert!(
+            matches!(error, PublishError::Unavailable { attempts: 3, .. }),
+            "{how:?}: {error:?}"
+        );
+        assert!(
+            error
+                .to_string()
+                .contains("no complete answer (headers and body) within 0.4s"),
+            "{error}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_endless_body_is_refused_not_held() {
+    let mut f = Fixture::new().await;
+    f.env
+        .insert("GITHUB_API_URL".to_string(), stalling_server(Stall::Flood));
+    let error = f.error(&options()).await;
+    assert!(
+        matches!(error, PublishError::Client { .. }) && error.to_string().contains("over 64 MiB"),
+        "{error:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_retry_that_would_pass_the_deadline_is_not_waited_for() {
+    let f = Fixture::new().await;
+    f.answer(
+        Mock::given(path("/user")),
+        ResponseTemplate::new(503)
+            .insert_header("retry-after", "5")
+            .set_body_string("down"),
+        None,
+    )
+    .await;
+    // GitHub asks for a wait we would accept, but the deadline is nearer.
+    let mut slow = bounded(Duration::from_secs(10), Duration::from_secs(1));
+    slow.retry.max_wait = Duration::from_secs(60);
+    let start = Instant::now();
+    let error = f.error(&slow).await;
+    assert!(start.elapsed() < Duration::from_millis(900));
+    let message = error.to_string();
+    assert!(
+        matches!(error, PublishError::Deadline { .. })
+            && message.contains("GitHub answered 503: down; a retry in 5s would come too late"),
+        "{message}"
+    );
+    assert_eq!(f.requests().await.len(), 1);
+}
+
+/// No line of `text` can start a workflow command, and it is `lines` lines.
+fn assert_safe_lines(text: &str, lines: usize) {
+    assert!(!text.contains(TOKEN), "{text}");
+    assert_eq!(text.trim_end().lines().count(), lines, "{text}");
+    assert!(
+        !text
+            .chars()
+            .any(|c| c.is_control() && c != '\n' || c == '\u{2028}'),
+        "{text:?}"
+    );
+    assert!(
+        text.lines().all(|l| !l.trim_start().starts_with("::")),
+        "{text}"
+    );
+    assert!(!text.contains("##["), "{text}");
+}
+
+/// An address with the token in it, and a workflow command on a line of its own.
+fn hostile_text() -> String {
+    format!(
+        "https://github.com/{REPO}/pull/{PR}?token={TOKEN}\r\n::set-output name=x::{TOKEN}\u{2028}##[error]y"
+    )
+}
+
+#[tokio::test]
+async fn text_from_github_is_printed_without_the_token_or_commands() {
+    // A comment address echoing the token, and a failure whose body does.
+    let f = Fixture::new().await;
+    f.answer(
+        Mock::given(path("/user")),
+        ResponseTemplate::new(502).set_body_string(hostile_text()),
+        Some(1),
+    )
+    .await;
+    f.answer(
+        Mock::given(method("POST")),
+        ResponseTemplate::new(201).set_body_json(json!({"id": 1, "html_url": hostile_text()})),
+        None,
+    )
+    .await;
+    let report = f.publish(&options(), &failing()).await.unwrap();
+    let printed = format!("{}\n{}", report.outcome, report.notes.join("\n"));
+    assert_safe_lines(&printed, 2);
+    assert!(printed.contains("?token=***"), "{printed}");
+    assert!(printed.contains("##\\[error]"), "{printed}");
+    assert!(!format!("{report:?}").contains(TOKEN));
+
+    // An error body that echoes it.
+    let f = Fixture::new().await;
+    let echoed = json!({"message": hostile_text(), "errors": [format!("::error::{TOKEN}")]});
+    f.answer(
+        Mock::given(method("POST")),
+        ResponseTemplate::new(422).set_body_json(echoed),
+        None,
+    )
+    .await;
+    let error = f.error(&options()).await;
+    assert!(matches!(error, PublishError::Invalid { .. }), "{error:?}");
+    assert_safe_lines(&error.to_string(), 1);
+    assert!(!format!("{error:?}").contains(TOKEN));
+    assert!(error.to_string().contains("?token=***"), "{error}");
+
+    // A body of any length is quoted at a bounded length.
+    let f = Fixture::new().await;
+    let long = format!("{}{TOKEN}", "x".repeat(100_000));
+    f.answer(
+        Mock::given(method("POST")),
+        ResponseTemplate::new(418).set_body_string(long),
+        None,
+    )
+    .await;
+    let message = f.error(&options()).await.to_string();
+    assert!(
+        message.len() < 1000 && !message.contains(TOKEN),
+        "{message}"
+    );
+}
+
+/// The real binary against a stalling server: `tracegate comment` gives up
+/// within `--comment-timeout` with one line, exit 2 under
+/// `--require-comment` and the verdict's code (1, a failing report)
+/// without.
+#[tokio::test]
+async fn the_binary_gives_up_on_a_stalled_server_within_its_timeout() {
+    let f = Fixture::new().await;
+    let dir = tempfile::tempdir().unwrap();
+    let report = failing_report(&dir);
+    let mut env = f.env.clone();
+    env.insert("GITHUB_API_URL".to_string(), stalling_server(Stall::Drip));
+    for (args, code, prefix) in [
+        (vec!["--require-comment"], 2, "error: could not comment: "),
+        (vec![], 1, "warning: could not comment: "),
+    ] {
+        let start = Instant::now();
+        let args = [&args[..], &["--comment-timeout", "2"]].concat();
+        let out = run_comment(&report, &env, &args);
+        let took = start.elapsed();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{stderr}");
+        assert!(took < Duration::from_secs(8), "{took:?}");
+        assert_safe_lines(&stderr, 1);
+        assert!(
+            stderr.starts_with(prefix) && stderr.contains("gave up after 2s"),
+            "{stderr}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+}
+
+/// The real binary never prints the token, wherever the API echoes it.
+#[tokio::test]
+async fn the_binary_never_prints_an_echoed_token() {
+    let f = Fixture::new().await;
+    let dir = tempfile::tempdir().unwrap();
+    let report = failing_report(&dir);
+    f.answer(
+        Mock::given(method("POST")),
+        ResponseTemplate::new(201).set_body_json(json!({"id": 1, "html_url": hostile_text()})),
+        Some(1),
+    )
+    .await;
+    let posted = run_comment(&report, &f.env, &[]);
+    let stderr = String::from_utf8_lossy(&posted.stderr);
+    assert_eq!(posted.status.code(), Some(1), "{stderr}");
+    assert_safe_lines(&stderr, 1);
+    assert!(
+        stderr.contains("posted the pull-request comment"),
+        "{stderr}"
+    );
+
+    f.answer(
+        Mock::given(method("POST")),
+        ResponseTemplate::new(500).set_body_string(hostile_text()),
+        None,
+    )
+    .await;
+    let failed = run_comment(&report, &f.env, &["--require-comment"]);
+    let stderr = String::from_utf8_lossy(&failed.stderr);
+    assert_eq!(failed.status.code(), Some(2), "{stderr}");
+    assert!(
+        !stderr.contains(TOKEN) && !String::from_utf8_lossy(&failed.stdout).contains(TOKEN),
+        "{stderr}"
+    );
+    assert!(
+        stderr.lines().all(|l| !l.trim_start().starts_with("::")),
+        "{stderr}"
+    );
 }

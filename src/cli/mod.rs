@@ -212,6 +212,18 @@ struct PublishArgs {
     #[arg(long, value_enum, default_value_t = CommentOn::Always)]
     comment_on: CommentOn,
 
+    /// The login the token comments as, for a token that cannot read its own
+    /// identity (a GitHub App's `NAME[bot]`); by default asked of GitHub, or
+    /// github-actions[bot].
+    #[arg(long, value_name = "LOGIN", value_parser = clap::builder::NonEmptyStringValueParser::new())]
+    comment_author: Option<String>,
+
+    /// Give up publishing after this many seconds in all (every request,
+    /// page, retry and wait; one request gets at most 30 of them).
+    #[arg(long, value_name = "SECONDS", default_value_t = github::DEFAULT_DEADLINE.as_secs(),
+          value_parser = clap::value_parser!(u64).range(1..))]
+    comment_timeout: u64,
+
     /// Exit 2 when the comment cannot be written (by default a warning: the
     /// exit code is the verdict's).
     #[arg(long)]
@@ -576,7 +588,11 @@ fn publish(args: &PublishArgs, key: &str, verdict: &Verdict, comment: &str) -> R
             CommentOn::Findings => github::CommentOn::Findings,
             CommentOn::Fail => github::CommentOn::Fail,
         },
-        retry: github::Retry::default(),
+        author: args.comment_author.clone(),
+        retry: github::Retry {
+            deadline: Duration::from_secs(args.comment_timeout),
+            ..github::Retry::default()
+        },
     };
     let env = |name: &str| std::env::var(name).ok();
     match github::publish_blocking(&env, &options, verdict, comment) {

@@ -3,21 +3,32 @@
 //! the status handling done here so that we see the headers octocrab's typed
 //! API hides: `Link` (pagination), `Retry-After` and `x-ratelimit-*`.
 //!
+//! Every request has a time limit that covers all of it (connecting,
+//! sending, the headers and the whole body), so a server that answers its
+//! headers and then stalls, or drips the body a byte at a time, cannot hang
+//! the run; and the client as a whole has a deadline ([`Retry::deadline`])
+//! that bounds every request, page, retry and wait together. A body larger
+//! than [`MAX_BODY`] is refused rather than held in memory.
+//!
 //! Transient failures (connection errors, timeouts, 5xx, 429, a 403 that is
-//! a rate limit) are retried with exponential backoff, bounded in attempts
-//! and in how long we are willing to wait; the rest become a
-//! [`PublishError`] in plain words. The token never appears in a message.
+//! a rate limit) are retried with exponential backoff, bounded in attempts,
+//! in how long we are willing to wait and by the deadline; the rest become a
+//! [`PublishError`] in plain words. The text of those errors is made safe to
+//! print (the token redacted) where they leave [`publish`](super::publish).
 
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use http_body_util::{BodyExt, LengthLimitError, Limited};
 use octocrab::Octocrab;
 use serde_json::Value;
+use tokio::time::Instant;
 
-use super::error::PublishError;
+use super::error::{PublishError, seconds};
 
-/// How long a message quoted from GitHub may be.
-const MESSAGE_CHARS: usize = 300;
+/// The largest answer body read: a page of 100 comments at GitHub's
+/// 65,536-character limit is well under it.
+const MAX_BODY: usize = 64 << 20;
 
 /// The HTTP method of a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,6 +45,16 @@ pub struct Answer {
     pub body: String,
     /// The `rel="next"` link, as a route on the same API host.
     pub next: Option<String>,
+}
+
+/// A complete answer of any status: what [`Client::classify`] reads.
+struct Raw {
+    status: u16,
+    /// The `Link` header.
+    link: Option<String>,
+    /// The wait a rate limit asks for ([`retry_after`]).
+    wait: Option<Duration>,
+    body: String,
 }
 
 /// A failed attempt: retry it, or give up with this error.
@@ -53,8 +74,9 @@ pub struct Client {
     /// `scheme://authority` of the API, for checking pagination links.
     origin: String,
     retry: Retry,
-    /// The token, only to scrub it from messages.
-    token: String,
+    /// When the publish step must be over ([`Retry::deadline`] from the
+    /// client's creation).
+    deadline: Instant,
     /// What happened that the user may want to know (retries).
     notes: Mutex<Vec<String>>,
 }
@@ -62,7 +84,8 @@ pub struct Client {
 impl Client {
     /// A client for `api_url` (e.g. `https://api.github.com`, or
     /// `https://HOST/api/v3` for GitHub Enterprise Server) sending `token`
-    /// with every request. Must be called inside a Tokio runtime.
+    /// with every request, within [`Retry::deadline`] from now. Must be called
+    /// inside a Tokio runtime.
     pub fn new(api_url: &str, token: String, retry: Retry) -> Result<Client, PublishError> {
         let bad_url = || PublishError::BadApiUrl(api_url.to_string());
         let (scheme, rest) = api_url.split_once("://").ok_or_else(bad_url)?;
@@ -71,7 +94,7 @@ impl Client {
             return Err(bad_url());
         }
         let octocrab = Octocrab::builder()
-            .personal_token(token.clone())
+            .personal_token(token)
             .base_uri(api_url.trim_end_matches('/'))
             .map_err(|_| bad_url())?
             .build()
@@ -82,8 +105,8 @@ impl Client {
         Ok(Client {
             octocrab,
             origin: format!("{scheme}://{authority}"),
+            deadline: Instant::now() + retry.deadline,
             retry,
-            token,
             notes: Mutex::new(Vec::new()),
         })
     }
@@ -110,7 +133,8 @@ impl Client {
         let attempts = if retry { self.attempts() } else { 1 };
         let mut attempt = 1;
         loop {
-            let (reason, wait) = match self.attempt(verb, route, body, action).await {
+            let exchange = self.exchange(verb, route, body, action);
+            let (reason, wait) = match self.attempt(exchange, action).await {
                 Ok(answer) => return Ok(answer),
                 Err(Failure::Fatal(error)) => return Err(error),
                 Err(Failure::Transient { reason, wait }) => (reason, wait),
@@ -118,7 +142,7 @@ impl Client {
             let give_up = |reason: String| PublishError::Unavailable {
                 action: action.to_string(),
                 attempts: attempt,
-                reason: self.scrub(&reason),
+                reason,
             };
             if attempt >= attempts {
                 return Err(give_up(reason));
@@ -131,7 +155,7 @@ impl Client {
                     self.retry.max_wait.as_secs()
                 )));
             }
-            self.note_and_sleep(action, &reason, wait).await;
+            self.note_and_sleep(action, &reason, wait).await?;
             attempt += 1;
         }
     }
@@ -142,52 +166,109 @@ impl Client {
     }
 
     /// Waits the backoff after failed attempt `attempt` of `action`, for a
-    /// caller that retries by itself.
-    pub async fn pause(&self, action: &str, reason: &str, attempt: u32) {
+    /// caller that retries by itself; an error when the retry would come
+    /// after the deadline.
+    pub async fn pause(
+        &self,
+        action: &str,
+        reason: &str,
+        attempt: u32,
+    ) -> Result<(), PublishError> {
         self.note_and_sleep(action, reason, self.retry.backoff(attempt))
-            .await;
+            .await
     }
 
-    async fn note_and_sleep(&self, action: &str, reason: &str, wait: Duration) {
+    /// Notes the retry and waits `wait`, unless the deadline comes first:
+    /// then gives up at once rather than sleeping into it.
+    async fn note_and_sleep(
+        &self,
+        action: &str,
+        reason: &str,
+        wait: Duration,
+    ) -> Result<(), PublishError> {
+        if wait >= self.remaining() {
+            return Err(self.out_of_time(
+                action,
+                format!("{reason}; a retry in {} would come too late", seconds(wait)),
+            ));
+        }
         self.notes.lock().expect("notes lock").push(format!(
-            "{action}: {}; retrying in {:.1}s",
-            self.scrub(reason),
+            "{action}: {reason}; retrying in {:.1}s",
             wait.as_secs_f64()
         ));
         tokio::time::sleep(wait).await;
+        Ok(())
     }
 
-    /// One attempt, classified.
+    /// The time left before the deadline.
+    fn remaining(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+
+    /// The error for `action` when the deadline has come.
+    fn out_of_time(&self, action: &str, reason: String) -> PublishError {
+        PublishError::Deadline {
+            action: action.to_string(),
+            limit: self.retry.deadline,
+            reason,
+        }
+    }
+
+    /// One attempt (an [`exchange`](Client::exchange)), classified. It gets
+    /// [`Retry::timeout`] for all of it (connection, headers and body), or
+    /// less when the deadline is nearer.
     async fn attempt(
+        &self,
+        exchange: impl Future<Output = Result<Raw, Failure>>,
+        action: &str,
+    ) -> Result<Answer, Failure> {
+        let limit = self.retry.timeout.min(self.remaining());
+        if limit.is_zero() {
+            return Err(Failure::Fatal(
+                self.out_of_time(action, "no time left for the request".to_string()),
+            ));
+        }
+        let raw = match tokio::time::timeout(limit, exchange).await {
+            Ok(answer) => answer?,
+            Err(_) if limit < self.retry.timeout => {
+                return Err(Failure::Fatal(self.out_of_time(
+                    action,
+                    "GitHub had not answered in full (headers and body)".to_string(),
+                )));
+            }
+            Err(_) => {
+                return Err(Failure::Transient {
+                    reason: format!(
+                        "no complete answer (headers and body) within {}",
+                        seconds(limit)
+                    ),
+                    wait: None,
+                });
+            }
+        };
+        self.classify(raw, action)
+    }
+
+    /// Sends the request and reads the whole answer.
+    async fn exchange(
         &self,
         verb: Verb,
         route: &str,
         body: Option<&Value>,
         action: &str,
-    ) -> Result<Answer, Failure> {
+    ) -> Result<Raw, Failure> {
         let uri = route.to_string();
-        let sent = async {
-            match verb {
-                Verb::Get => self.octocrab._get(uri).await,
-                Verb::Post => self.octocrab._post(uri, body).await,
-                Verb::Patch => self.octocrab._patch(uri, body).await,
-                Verb::Delete => self.octocrab._delete(uri, None::<&()>).await,
-            }
+        let sent = match verb {
+            Verb::Get => self.octocrab._get(uri).await,
+            Verb::Post => self.octocrab._post(uri, body).await,
+            Verb::Patch => self.octocrab._patch(uri, body).await,
+            Verb::Delete => self.octocrab._delete(uri, None::<&()>).await,
         };
-        let response = match tokio::time::timeout(self.retry.timeout, sent).await {
-            Err(_) => {
-                return Err(Failure::Transient {
-                    reason: format!("no answer within {}s", self.retry.timeout.as_secs()),
-                    wait: None,
-                });
-            }
-            Ok(Err(error)) => return Err(self.transport_failure(action, &error)),
-            Ok(Ok(response)) => response,
-        };
+        let response = sent.map_err(|e| self.transport_failure(action, &e))?;
         let status = response.status().as_u16();
-        let headers = response.headers();
         let header = |name: &str| {
-            headers
+            response
+                .headers()
                 .get(name)
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_string)
@@ -198,12 +279,49 @@ impl Client {
             header("x-ratelimit-remaining").as_deref(),
             header("x-ratelimit-reset").as_deref(),
         );
+        let body = response.into_body();
+        let bytes = match Limited::new(body, MAX_BODY).collect().await {
+            Ok(collected) => collected.to_bytes(),
+            Err(error) if error.is::<LengthLimitError>() => {
+                return Err(Failure::Fatal(PublishError::Client {
+                    action: action.to_string(),
+                    message: format!(
+                        "GitHub's answer is over {} MiB: not reading it",
+                        MAX_BODY >> 20
+                    ),
+                }));
+            }
+            Err(error) => {
+                return Err(Failure::Transient {
+                    reason: format!("the answer was cut off: {error}"),
+                    wait: None,
+                });
+            }
+        };
+        let text = String::from_utf8(bytes.to_vec()).map_err(|_| {
+            Failure::Fatal(PublishError::Client {
+                action: action.to_string(),
+                message: "GitHub's answer is not UTF-8 text".to_string(),
+            })
+        })?;
+        Ok(Raw {
+            status,
+            link,
+            wait,
+            body: text,
+        })
+    }
+
+    /// A complete answer as the caller's [`Answer`], or the failure its
+    /// status says.
+    fn classify(&self, raw: Raw, action: &str) -> Result<Answer, Failure> {
+        let Raw {
+            status,
+            link,
+            wait,
+            body: text,
+        } = raw;
         let rate_limited = wait.is_some();
-        let text = self
-            .octocrab
-            .body_to_string(response)
-            .await
-            .map_err(|e| self.transport_failure(action, &e))?;
         if (200..300).contains(&status) {
             let next = match link.as_deref().and_then(next_link) {
                 Some(url) => Some(self.same_origin_route(&url).ok_or_else(|| {
@@ -219,7 +337,7 @@ impl Client {
             };
             return Ok(Answer { body: text, next });
         }
-        let message = self.scrub(&github_message(&text));
+        let message = github_message(&text);
         let action = action.to_string();
         Err(match status {
             429 | 500..=599 => Failure::Transient {
@@ -247,7 +365,7 @@ impl Client {
     /// A request that never got an answer: a connection error (transient), or
     /// a request octocrab could not build (final).
     fn transport_failure(&self, action: &str, error: &octocrab::Error) -> Failure {
-        let message = self.scrub(&error.to_string());
+        let message = error.to_string();
         match error {
             octocrab::Error::Hyper { .. } | octocrab::Error::Service { .. } => Failure::Transient {
                 reason: format!("connection failed: {message}"),
@@ -272,19 +390,10 @@ impl Client {
             }
         })
     }
-
-    /// Replaces the token, wherever it appears, with `***`.
-    fn scrub(&self, text: &str) -> String {
-        if self.token.is_empty() {
-            text.to_string()
-        } else {
-            text.replace(&self.token, "***")
-        }
-    }
 }
 
 /// Retries of transient failures (connection errors, timeouts, 5xx, 429
-/// and rate-limit 403s).
+/// and rate-limit 403s), and the time limits that bound them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Retry {
     /// Attempts per request, the first included.
@@ -296,13 +405,19 @@ pub struct Retry {
     /// The longest wait we accept when GitHub asks for one (`Retry-After`,
     /// `x-ratelimit-reset`); asked for more, we give up.
     pub max_wait: Duration,
-    /// How long one request may take.
+    /// How long one request may take, all of it: connecting, sending, the
+    /// headers and the whole body. Past it the attempt counts as a
+    /// transient failure.
     pub timeout: Duration,
+    /// How long the whole publish step may take: every request, page,
+    /// retry and wait (`--comment-timeout`). A request near the end gets
+    /// only what is left; a retry that would start after it is not made.
+    pub deadline: Duration,
 }
 
 impl Default for Retry {
     /// 4 attempts, waiting 1, 2 and 4 s (or up to 60 s when GitHub asks),
-    /// 30 s per request.
+    /// 30 s per request, 120 s in all.
     fn default() -> Retry {
         Retry {
             attempts: 4,
@@ -310,9 +425,13 @@ impl Default for Retry {
             max_delay: Duration::from_secs(8),
             max_wait: Duration::from_secs(60),
             timeout: Duration::from_secs(30),
+            deadline: DEFAULT_DEADLINE,
         }
     }
 }
+
+/// [`Retry::deadline`] by default (`--comment-timeout`).
+pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(120);
 
 impl Retry {
     /// The wait before attempt `attempt + 1`: the first delay, doubled each
@@ -359,10 +478,11 @@ pub fn next_link(header: &str) -> Option<String> {
     })
 }
 
-/// GitHub's error text: `message`, plus the `errors[]` details, shortened;
-/// the raw body when it is not GitHub's JSON.
+/// GitHub's error text: `message`, plus the `errors[]` details; the raw body
+/// when it is not GitHub's JSON. Its length is bounded when it is made safe
+/// to print (after the token is redacted, so that no half of it is left).
 fn github_message(body: &str) -> String {
-    let text = match serde_json::from_str::<Value>(body) {
+    match serde_json::from_str::<Value>(body) {
         Ok(json) => {
             let mut text = json
                 .get("message")
@@ -389,12 +509,6 @@ fn github_message(body: &str) -> String {
             text
         }
         Err(_) => body.split_whitespace().collect::<Vec<_>>().join(" "),
-    };
-    if text.chars().count() > MESSAGE_CHARS {
-        let short: String = text.chars().take(MESSAGE_CHARS).collect();
-        format!("{short}…")
-    } else {
-        text
     }
 }
 
@@ -447,10 +561,6 @@ mod tests {
         assert_eq!(
             github_message("<html>\n bad gateway </html>"),
             "<html> bad gateway </html>"
-        );
-        assert_eq!(
-            github_message(&"x".repeat(400)).chars().count(),
-            MESSAGE_CHARS + 1
         );
     }
 

@@ -1,5 +1,9 @@
 //! Why a comment could not be published, in words that say what to do.
 
+use std::time::Duration;
+
+use super::redact::clean;
+
 /// Where the fork-safe workflow is explained (for the 403 message).
 pub const FORK_DOC: &str = "docs/GITHUB.md#pull-requests-from-forks";
 
@@ -133,6 +137,22 @@ pub enum PublishError {
         /// The last failure.
         reason: String,
     },
+    /// The publish step ran out of its time ([`Retry::deadline`](super::Retry),
+    /// `--comment-timeout`).
+    #[error(
+        "{action}: gave up after {}, the time allowed for publishing the comment (--comment-timeout){}",
+        seconds(*limit),
+        colon(reason)
+    )]
+    Deadline {
+        /// What we were doing.
+        action: String,
+        /// The time allowed.
+        limit: Duration,
+        /// Why time ran out: the request that was unanswered, or the last
+        /// failure before a retry that would have come too late.
+        reason: String,
+    },
     /// The request could not be made, or the answer not understood.
     #[error("{action}: {message}")]
     Client {
@@ -144,6 +164,49 @@ pub enum PublishError {
     /// No async runtime could be started.
     #[error("cannot start the HTTP runtime: {0}")]
     Runtime(std::io::Error),
+}
+
+impl PublishError {
+    /// This error with every text field made safe to print
+    /// ([`clean`]): the token redacted, one bounded line that cannot start a
+    /// workflow command. Applied to every error leaving [`publish`](super::publish).
+    pub(super) fn cleaned(mut self, token: &str) -> PublishError {
+        for text in self.texts() {
+            *text = clean(text, token);
+        }
+        self
+    }
+
+    /// Every text field.
+    fn texts(&mut self) -> Vec<&mut String> {
+        use PublishError as E;
+        match self {
+            E::NoToken { env } | E::BadToken { env } => vec![env],
+            E::BadRepository(text) | E::BadApiUrl(text) | E::BadSha(text) => vec![text],
+            E::NoMarker { marker } => vec![marker],
+            E::Event { path, message } => vec![path, message],
+            E::HeadMismatch {
+                expected, actual, ..
+            } => vec![expected, actual],
+            E::Unauthorized { action, message }
+            | E::Forbidden { action, message }
+            | E::NotFound { action, message }
+            | E::Invalid { action, message }
+            | E::Status {
+                action, message, ..
+            }
+            | E::Client { action, message } => vec![action, message],
+            E::Unavailable { action, reason, .. } | E::Deadline { action, reason, .. } => {
+                vec![action, reason]
+            }
+            E::TooLong { .. } | E::Runtime(_) => Vec::new(),
+        }
+    }
+}
+
+/// `limit` in seconds, as `2s` or `0.5s`.
+pub fn seconds(limit: Duration) -> String {
+    format!("{}s", limit.as_secs_f64())
 }
 
 fn colon(message: &str) -> String {

@@ -4,21 +4,27 @@
 //! [`publish`] works out the pull request from the workflow's environment
 //! ([`event`]), finds our previous comment and creates, updates or recreates
 //! it. Our comment is the one whose body starts with the hidden marker
-//! ([`comment_marker`]) *and* whose author is the token's own identity (from
-//! `GET /user`; an Actions token may not read it and gets 403, and then the
-//! identity is `github-actions[bot]`), so a person quoting the marker is
-//! never overwritten. Every page of comments is read.
+//! ([`comment_marker`]) *and* whose author is the token's own identity
+//! (`--comment-author`, else `GET /user`; an Actions token may not read it and
+//! gets 403, and then the identity is `github-actions[bot]`), so a person
+//! quoting the marker is never overwritten. Every page of comments is read.
 //!
-//! Requests go through the `client` module: transient failures are retried with
-//! bounded backoff, other failures become a [`PublishError`] that says in
-//! plain words what to do. The token is read from the environment, sent only
-//! to the API host, and never appears in a message; a body over GitHub's
-//! [`COMMENT_LIMIT`] is never sent. The library never prints: the caller gets
-//! a [`Report`] (what was done, and notes) or the error.
+//! Requests go through the `client` module: each has a time limit covering
+//! its whole answer, the step as a whole a deadline ([`Retry`]); transient
+//! failures are retried with bounded backoff, other failures become a
+//! [`PublishError`] that says in plain words what to do. The token is read
+//! from the environment and sent only to the API host; everything returned
+//! to the caller (errors, comment addresses, notes) passes through the
+//! `redact` module, so the token never appears in it even when the API echoes
+//! it, and no text from the API can start a workflow command in the log. A
+//! body over GitHub's [`COMMENT_LIMIT`] is never sent. The library never
+//! prints: the caller gets a [`Report`] (what was done, and notes) or the
+//! error.
 
 mod client;
 mod error;
 pub mod event;
+mod redact;
 
 use std::fmt;
 
@@ -27,9 +33,10 @@ use serde_json::{Value, json};
 
 use crate::gate::verdict::{Outcome as VerdictOutcome, Severity, Verdict};
 use crate::render::gate::{COMMENT_LIMIT, comment_marker};
-pub use client::Retry;
 use client::{Client, Verb};
+pub use client::{DEFAULT_DEADLINE, Retry};
 pub use error::{FORK_DOC, PublishError};
+use redact::clean;
 
 /// The public GitHub API, when `GITHUB_API_URL` is unset.
 pub const DEFAULT_API_URL: &str = "https://api.github.com";
@@ -107,7 +114,11 @@ pub struct Options {
     pub mode: CommentMode,
     /// `--comment-on`.
     pub on: CommentOn,
-    /// Retries.
+    /// The login our comments are written by (`--comment-author`), for a
+    /// token that cannot read `GET /user` and is not an Actions token (a
+    /// GitHub App posts as `NAME[bot]`); by default asked of GitHub.
+    pub author: Option<String>,
+    /// Retries and time limits.
     pub retry: Retry,
 }
 
@@ -120,6 +131,7 @@ impl Default for Options {
             key: "default".to_string(),
             mode: CommentMode::Update,
             on: CommentOn::Always,
+            author: None,
             retry: Retry::default(),
         }
     }
@@ -196,8 +208,8 @@ impl fmt::Display for Outcome {
     }
 }
 
-/// What [`publish`] did, and what it noticed on the way (retries, the
-/// identity fallback, duplicates removed), one sentence each.
+/// What [`publish`] did, and what it noticed on the way (retries, an
+/// identity it could not tell, duplicates removed), one sentence each.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Report {
     /// The outcome.
@@ -249,7 +261,11 @@ pub fn publish_blocking(
         .enable_all()
         .build()
         .map_err(PublishError::Runtime)?;
-    runtime.block_on(publish(env, options, verdict, body))
+    let result = runtime.block_on(publish(env, options, verdict, body));
+    // A name lookup still running on the blocking pool after a timeout must
+    // not hold the process: dropping the runtime would wait for it.
+    runtime.shutdown_background();
+    result
 }
 
 /// Publishes `body` (the rendered comment for `verdict`, starting with the
@@ -257,8 +273,27 @@ pub fn publish_blocking(
 ///
 /// Reads `GITHUB_EVENT_NAME`, `GITHUB_EVENT_PATH`, `GITHUB_REPOSITORY`,
 /// `GITHUB_API_URL` and the token variable. Writes nothing when the mode is
-/// off or the run is not about a pull request.
+/// off or the run is not about a pull request. Takes at most
+/// [`Retry::deadline`] on the network. Every text in the report or the
+/// error is safe to print: the token redacted, one line, no workflow
+/// command.
 pub async fn publish(
+    env: Env<'_>,
+    options: &Options,
+    verdict: &Verdict,
+    body: &str,
+) -> Result<Report, PublishError> {
+    let token = env(&options.token_env)
+        .map(|t| t.trim().to_string())
+        .unwrap_or_default();
+    match publish_raw(env, options, verdict, body).await {
+        Ok(report) => Ok(report.cleaned(&token)),
+        Err(error) => Err(error.cleaned(&token)),
+    }
+}
+
+/// [`publish`], with texts as they came.
+async fn publish_raw(
     env: Env<'_>,
     options: &Options,
     verdict: &Verdict,
@@ -327,21 +362,61 @@ pub async fn publish(
             )),
         }
     }
-    let identity = match pull.identity().await? {
-        Some(login) => login,
-        None => {
-            notes.push(format!(
-                "the token cannot read its own identity (GET /user: 403, as with an Actions token): taking {ACTIONS_BOT} as the author of our comments"
-            ));
-            ACTIONS_BOT.to_string()
-        }
+    let (identity, assumed) = match &options.author {
+        Some(login) => (login.clone(), false),
+        None => match pull.identity().await? {
+            Some(login) => (login, false),
+            None => (ACTIONS_BOT.to_string(), true),
+        },
     };
-    let ours = pull.ours(&identity).await?;
+    let listing = pull.list(&identity).await?;
+    // Taking the Actions bot as the author is right on every ordinary
+    // Actions run; it is worth a word only when it may be wrong: none of the
+    // marked comments is the bot's, and some are someone else's (a GitHub
+    // App's token posts as `NAME[bot]`, which we cannot know).
+    if assumed && listing.ours.is_empty() && listing.others > 0 {
+        notes.push(format!(
+            "{} comment(s) on {} start with this key's marker but are not by {ACTIONS_BOT}, taken as our author because the token cannot read its own identity (GET /user: 403); if they are this token's (a GitHub App posts as NAME[bot]), give --comment-author NAME[bot] so that the comment is updated rather than posted anew",
+            listing.others,
+            pull.label()
+        ));
+    }
+    let ours = listing.ours;
     let outcome = pull
         .act(&ours, &identity, body, options, verdict, &mut notes)
         .await?;
     notes.extend(client.take_notes());
     Ok(Report { outcome, notes })
+}
+
+impl Report {
+    /// This report with every text made safe to print (`redact`).
+    fn cleaned(self, token: &str) -> Report {
+        Report {
+            outcome: self.outcome.cleaned(token),
+            notes: self.notes.iter().map(|n| clean(n, token)).collect(),
+        }
+    }
+}
+
+impl Outcome {
+    /// This outcome with its comment address made safe to print.
+    fn cleaned(self, token: &str) -> Outcome {
+        let c = |url: String| clean(&url, token);
+        match self {
+            Outcome::NoPullRequest { event } => Outcome::NoPullRequest {
+                event: event.map(c),
+            },
+            Outcome::Created { url } => Outcome::Created { url: c(url) },
+            Outcome::Updated { url } => Outcome::Updated { url: c(url) },
+            Outcome::Unchanged { url } => Outcome::Unchanged { url: c(url) },
+            Outcome::Recreated { url, deleted } => Outcome::Recreated {
+                url: c(url),
+                deleted,
+            },
+            outcome @ (Outcome::Off | Outcome::NotNeeded { .. }) => outcome,
+        }
+    }
 }
 
 /// The event's facts, or none when there is no event file.
@@ -391,6 +466,15 @@ struct Comment {
 #[derive(Debug, Deserialize)]
 struct Login {
     login: String,
+}
+
+/// The comments that start with our marker, read from every page.
+struct Listing {
+    /// Those by our identity, oldest first.
+    ours: Vec<Comment>,
+    /// How many are by someone else (quotes, or another author of ours we
+    /// could not tell).
+    others: usize,
 }
 
 /// One pull request's conversation, through one client.
@@ -449,15 +533,18 @@ impl Pull<'_> {
         }
     }
 
-    /// Our comments, oldest first: every page read; those starting with the
-    /// marker and written by `identity`.
-    async fn ours(&self, identity: &str) -> Result<Vec<Comment>, PublishError> {
+    /// The marked comments, every page read: ours (by `identity`), oldest
+    /// first, and how many are someone else's.
+    async fn list(&self, identity: &str) -> Result<Listing, PublishError> {
         let action = format!("list the comments of {}", self.label());
         let mut route = Some(format!(
             "/repos/{}/issues/{}/comments?per_page=100",
             self.repository, self.number
         ));
-        let mut ours = Vec::new();
+        let mut listing = Listing {
+            ours: Vec::new(),
+            others: 0,
+        };
         let mut pages = 0;
         while let Some(current) = route.take() {
             pages += 1;
@@ -472,22 +559,25 @@ impl Pull<'_> {
                 .send(Verb::Get, &current, None, &action, true)
                 .await?;
             let page: Vec<Comment> = parse(&answer.body, &action)?;
-            ours.extend(page.into_iter().filter(|c| self.is_ours(c, identity)));
+            for comment in page {
+                let marked = comment
+                    .body
+                    .as_deref()
+                    .is_some_and(|b| b.starts_with(self.marker));
+                let by_us = comment
+                    .user
+                    .as_ref()
+                    .is_some_and(|u| u.login.eq_ignore_ascii_case(identity));
+                match (marked, by_us) {
+                    (true, true) => listing.ours.push(comment),
+                    (true, false) => listing.others += 1,
+                    (false, _) => {}
+                }
+            }
             route = answer.next;
         }
-        ours.sort_by_key(|c| c.id);
-        Ok(ours)
-    }
-
-    fn is_ours(&self, comment: &Comment, identity: &str) -> bool {
-        comment
-            .user
-            .as_ref()
-            .is_some_and(|u| u.login.eq_ignore_ascii_case(identity))
-            && comment
-                .body
-                .as_deref()
-                .is_some_and(|b| b.starts_with(self.marker))
+        listing.ours.sort_by_key(|c| c.id);
+        Ok(listing)
     }
 
     /// Creates, updates or recreates the comment as `--comment-mode` and
@@ -563,14 +653,15 @@ impl Pull<'_> {
                 Err(PublishError::Unavailable { reason, .. })
                     if attempt < self.client.attempts() =>
                 {
-                    self.client.pause(&action, &reason, attempt).await;
+                    self.client.pause(&action, &reason, attempt).await?;
                 }
                 Err(error) => return Err(error),
             }
             attempt += 1;
             let posted = self
-                .ours(identity)
+                .list(identity)
                 .await?
+                .ours
                 .into_iter()
                 .find(|c| earlier.iter().all(|e| e.id != c.id));
             if let Some(posted) = posted {

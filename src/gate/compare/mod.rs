@@ -50,6 +50,10 @@
 //! derives cross-platform ratios; `kernels.rs` diffs kernel sequences;
 //! `notes.rs` writes the remarks and the nothing-to-compare reason. This
 //! file puts them together.
+//!
+//! [`OpKey`]: crate::gate::snapshot::OpKey
+//! [`RatioEstimate::interval`]: crate::gate::stats::RatioEstimate::interval
+//! [`stats::max_relative_deviation`]: crate::gate::stats::max_relative_deviation
 
 mod expected;
 mod kernels;

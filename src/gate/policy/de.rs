@@ -14,7 +14,6 @@ use serde::Deserialize;
 use serde::de::value::MapAccessDeserializer;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
-use super::{EfficiencyRule, OpMatcher, POLICY_VERSION};
 use crate::analysis::ops::category::Category;
 
 /// Rules with keys that depend on each other: checked when their mapping
@@ -24,20 +23,6 @@ pub(super) trait Validate {
     const EXPECTING: &'static str;
     /// Whether the parsed rule makes sense.
     fn validate(&self) -> Result<(), String>;
-}
-
-impl Validate for EfficiencyRule {
-    const EXPECTING: &'static str = "an efficiency rule (category and min_percent)";
-    fn validate(&self) -> Result<(), String> {
-        Ok(())
-    }
-}
-
-impl Validate for OpMatcher {
-    const EXPECTING: &'static str = "an op match (name, category, shape or module)";
-    fn validate(&self) -> Result<(), String> {
-        Ok(())
-    }
 }
 
 /// Deserializes a mapping as `R`, then turns it into `T` with `check`. The
@@ -171,7 +156,7 @@ where
 }
 
 /// A whole number checked by `check`, its error marked at the value.
-fn checked_whole<'de, D, F>(
+pub(super) fn checked_whole<'de, D, F>(
     deserializer: D,
     expecting: &'static str,
     check: F,
@@ -200,19 +185,6 @@ where
         }
     }
     deserializer.deserialize_u64(WholeVisitor { expecting, check })
-}
-
-pub(super) fn version<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
-    checked_whole(d, "the policy format version, 1", |v| {
-        if v == u64::from(POLICY_VERSION) {
-            Ok(())
-        } else {
-            Err(format!(
-                "unsupported policy version {v}: this tracegate reads version {POLICY_VERSION}"
-            ))
-        }
-    })?;
-    Ok(POLICY_VERSION)
 }
 
 pub(super) fn hardware_spec<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {

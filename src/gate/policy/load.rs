@@ -17,11 +17,14 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::de::{hardware_spec, validated_list, version};
+use serde::Deserializer;
 
-use super::{
-    Budget, CrossPlatform, EfficiencyRule, HardwareChoice, HardwarePolicy, MissingOps, NewOps,
-    Noise, OpMatcher, Policy, Replay, Rule, TimelineMetric, TimelineRule,
+use super::de::{checked_whole, hardware_spec, validated_list};
+use super::matcher::OpMatcher;
+use super::model::{
+    Budget, CrossPlatform, DEFAULT_LABEL, DEFAULT_YAML, EfficiencyRule, HardwareChoice,
+    HardwarePolicy, MissingOps, NewOps, Noise, POLICY_VERSION, Policy, Replay, Rule,
+    TimelineMetric, TimelineRule,
 };
 use crate::analysis::hardware::{Catalog, builtin_catalog};
 use crate::analysis::ops::category::Category;
@@ -54,6 +57,39 @@ fn location_suffix(location: Option<(usize, usize)>) -> String {
     match location {
         Some((line, column)) => format!(":{line}:{column}"),
         None => String::new(),
+    }
+}
+
+impl Default for Policy {
+    /// The built-in default (`policies/default.yaml`).
+    fn default() -> Policy {
+        static DEFAULT: std::sync::OnceLock<Policy> = std::sync::OnceLock::new();
+        DEFAULT
+            .get_or_init(|| {
+                Policy::from_yaml(DEFAULT_YAML, DEFAULT_LABEL)
+                    .expect("the built-in default policy parses (a unit test checks it)")
+            })
+            .clone()
+    }
+}
+
+impl Policy {
+    /// Parses and validates a policy's text; `label` names it in errors. A
+    /// relative `hardware.file` is read from the current directory (use
+    /// [`Policy::load`] to read it beside the policy).
+    pub fn from_yaml(text: &str, label: &str) -> Result<Policy, PolicyError> {
+        parse(text, label, None)
+    }
+
+    /// Reads and validates a policy file. A relative `hardware.file` is
+    /// read from the policy file's directory.
+    pub fn load(path: &Path) -> Result<Policy, PolicyError> {
+        let label = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| PolicyError::Io {
+            path: label.clone(),
+            source,
+        })?;
+        parse(&text, &label, path.parent())
     }
 }
 
@@ -167,13 +203,23 @@ fn default_efficiency() -> Vec<EfficiencyRule> {
     ]
 }
 
+/// The `version` key: only [`POLICY_VERSION`] is read.
+fn version<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    checked_whole(d, "the policy format version, 1", |v| {
+        if v == u64::from(POLICY_VERSION) {
+            Ok(())
+        } else {
+            Err(format!(
+                "unsupported policy version {v}: this tracegate reads version {POLICY_VERSION}"
+            ))
+        }
+    })?;
+    Ok(POLICY_VERSION)
+}
+
 /// Parses, validates and resolves a policy. `base_dir` is where a relative
 /// `hardware.file` is read from (the current directory when `None`).
-pub(super) fn parse(
-    text: &str,
-    label: &str,
-    base_dir: Option<&Path>,
-) -> Result<Policy, PolicyError> {
+fn parse(text: &str, label: &str, base_dir: Option<&Path>) -> Result<Policy, PolicyError> {
     let file: PolicyFile = serde_yaml::from_str(text).map_err(|error| yaml_error(&error, label))?;
     let hardware = resolve_hardware(file.hardware, text, label, base_dir)?;
     Ok(Policy {

@@ -21,7 +21,7 @@ use regex::Regex;
 use serde::Deserialize;
 use serde::de::Deserializer;
 
-use super::de::{category, checked_map, checked_str};
+use super::de::{Validate, category, checked_map, checked_str};
 use crate::analysis::ops::category::Category;
 
 /// One compiled string pattern.
@@ -223,6 +223,13 @@ struct MatchSpec {
     shape: Option<Pattern>,
     #[serde(default, deserialize_with = "module_pattern")]
     module: Option<Pattern>,
+}
+
+impl Validate for OpMatcher {
+    const EXPECTING: &'static str = "an op match (name, category, shape or module)";
+    fn validate(&self) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 impl<'de> Deserialize<'de> for OpMatcher {

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use super::{EfficiencyRule, Policy, TimelineRule};
+use super::model::{EfficiencyRule, Policy, TimelineRule};
 
 impl Policy {
     /// A short description, one line per area.

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use super::*;
+use crate::gate::verdict::Severity;
 
 fn error(text: &str) -> String {
     Policy::from_yaml(text, "policy.yaml")

@@ -1,0 +1,222 @@
+//! Compare: baseline snapshots (one run, or a window of earlier runs) against
+//! a candidate snapshot. Produces plain data, a [`Comparison`]; the judge
+//! (`src/gate/judge/`) applies a policy to it and writes the verdict.
+//!
+//! # Matching op rows
+//!
+//! 1. **Exact key**: name, `Input Dims`, `Input type`, `Input Strides` and
+//!    `Concrete Inputs` ([`OpKey`]; the process and thread labels are left
+//!    out, they carry ids that change between runs). These are
+//!    [`Comparison::ops`].
+//! 2. **Shape changed**: rows left over on both sides with the same name and
+//!    the same `nn.Module` path (the call site) are paired, largest time
+//!    first. Where neither row has a module path, the name alone pairs them
+//!    only when exactly one row of that name is left on each side.
+//!    These are [`Comparison::shape_changed`].
+//! 3. Everything else is **new** (candidate only) or **missing** (baseline
+//!    only). Nothing is dropped.
+//!
+//! # Statistics per matched row
+//!
+//! - **Samples.** When both sides have the row in two or more profiler steps,
+//!   the samples are its per-step totals (what the user waits for per
+//!   step); otherwise its per-invocation direct kernel times (the bounded
+//!   sample a snapshot keeps). [`OpComparison::samples_basis`] says which.
+//! - **Ratio of medians with a bootstrap interval** ([`crate::gate::stats`]): with
+//!   one baseline run and samples of equal length on both sides, pairs
+//!   (i-th invocation or step with i-th) are resampled; otherwise the sides
+//!   are resampled independently, baseline samples pooled over the window.
+//!   Seeded by [`CompareOptions::seed`] and the row's key, so each row's
+//!   interval depends only on its own data. One sample on a side: no
+//!   interval ([`RatioEstimate::interval`] is `None`).
+//! - **Noise** (window of two or more baseline runs): the largest relative
+//!   deviation of a run's median from the window's median of run medians
+//!   ([`stats::max_relative_deviation`]); the judge can raise its noise
+//!   floor to it. Traces within one run do not show run-to-run noise.
+//! - **Impact**: candidate time minus baseline time, per run (or per step
+//!   when the two sides profiled different numbers of steps), as a share of
+//!   the baseline's GPU busy time over the same span.
+//! - **Kernel selection**: when the kernel-name sequences differ, a unified
+//!   diff (the `similar` crate), whether or not the time changed.
+//! - **Cross-platform expectation** when the hardware differs: the ratio of
+//!   roofline times on the two platforms (REFERENCE §4–5), or by category
+//!   when the row has no perf model.
+//!
+//! # Files
+//!
+//! `model.rs` holds the data a comparison is made of; `matching.rs` pairs op
+//! rows; `rows.rs` builds each side of a row and its samples, interval and
+//! noise; `timeline.rs` compares the GPU-timeline metrics; `expected.rs`
+//! derives cross-platform ratios; `kernels.rs` diffs kernel sequences;
+//! `notes.rs` writes the remarks and the nothing-to-compare reason. This
+//! file puts them together.
+//!
+//! [`OpKey`]: crate::gate::snapshot::OpKey
+//! [`RatioEstimate::interval`]: crate::gate::stats::RatioEstimate::interval
+//! [`stats::max_relative_deviation`]: crate::gate::stats::max_relative_deviation
+
+mod expected;
+mod kernels;
+mod matching;
+mod model;
+mod notes;
+mod rows;
+#[cfg(test)]
+mod tests;
+mod timeline;
+
+use crate::analysis::ops::stats::percent;
+use crate::gate::snapshot::Snapshot;
+
+pub use expected::expectation;
+pub use kernels::kernel_diff;
+pub use model::{
+    CompareOptions, Comparison, DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, Expectation,
+    ExpectationBasis, ImpactBasis, OpComparison, OpSide, SamplesBasis, ShapeChange,
+    TimelineComparison,
+};
+
+use matching::match_rows;
+use notes::{join_counts, nothing_to_compare, platforms, runtime_notes};
+use rows::{Context, median_or_zero};
+use timeline::compare_timeline;
+
+/// Compares `candidate` with the baseline runs in `baselines` (one snapshot,
+/// or a window of earlier runs of the same workload, in any order).
+pub fn compare(
+    baselines: &[Snapshot],
+    candidate: &Snapshot,
+    options: &CompareOptions,
+) -> Comparison {
+    let mut notes = Vec::new();
+    let runs = baselines.len();
+    let baseline_steps: Vec<usize> = baselines.iter().map(|b| b.steps.len()).collect();
+    let step_counts_differ = baseline_steps.iter().any(|&n| n != candidate.steps.len());
+    let impact_basis = if runs > 0
+        && !candidate.steps.is_empty()
+        && baseline_steps.iter().all(|&n| n > 0)
+        && step_counts_differ
+    {
+        notes.push(format!(
+            "the baseline profiled {} step(s) and the candidate {}: times are compared per step",
+            join_counts(&baseline_steps),
+            candidate.steps.len()
+        ));
+        ImpactBasis::PerStep
+    } else {
+        ImpactBasis::PerRun
+    };
+    let per_step = impact_basis == ImpactBasis::PerStep;
+    let scale = |snapshot: &Snapshot| {
+        if per_step {
+            1.0 / snapshot.steps.len().max(1) as f64
+        } else {
+            1.0
+        }
+    };
+    let baseline_total_us =
+        median_or_zero(baselines.iter().map(|b| b.timeline.busy_time * scale(b)));
+    let candidate_total_us = candidate.timeline.busy_time * scale(candidate);
+
+    let (cross_platform, baseline_hardware, candidate_hardware) =
+        platforms(baselines, candidate, options, &mut notes);
+    let hardware_pair = match (&options.baseline_hardware, &options.candidate_hardware) {
+        (Some(b), Some(c)) if cross_platform => Some((b, c)),
+        _ => None,
+    };
+
+    let context = Context {
+        baselines,
+        candidate,
+        options,
+        scale: &scale,
+        baseline_total_us,
+        hardware_pair,
+    };
+    let timeline = compare_timeline(&context);
+    let matching = match_rows(baselines, candidate);
+
+    let mut ops: Vec<OpComparison> = matching
+        .matched
+        .iter()
+        .map(|(key, rows, cand)| context.compare_row(key, rows, cand))
+        .collect();
+    ops.sort_by(|a, b| {
+        b.impact_percent
+            .abs()
+            .total_cmp(&a.impact_percent.abs())
+            .then(b.baseline.total_us.total_cmp(&a.baseline.total_us))
+            .then(a.baseline.key.cmp(&b.baseline.key))
+    });
+    let shape_changed: Vec<ShapeChange> = matching
+        .shape_changed
+        .iter()
+        .map(|(base_rows, cand)| {
+            let baseline = context.baseline_side(base_rows);
+            let candidate_side = context.candidate_side(cand);
+            let impact_us = candidate_side.time_us - baseline.time_us;
+            ShapeChange {
+                kernel_diff: kernel_diff(
+                    &baseline.kernel_sequence,
+                    &candidate_side.kernel_sequence,
+                ),
+                impact_percent: percent(impact_us, baseline_total_us),
+                impact_us,
+                baseline,
+                candidate: candidate_side,
+            }
+        })
+        .collect();
+    let mut new_ops: Vec<OpSide> = matching
+        .new
+        .iter()
+        .map(|cand| context.candidate_side(cand))
+        .collect();
+    new_ops.sort_by(|a, b| b.time_us.total_cmp(&a.time_us));
+    let mut missing_ops: Vec<OpSide> = matching
+        .missing
+        .iter()
+        .map(|rows| context.baseline_side(rows))
+        .collect();
+    missing_ops.sort_by(|a, b| b.time_us.total_cmp(&a.time_us));
+
+    let without_interval = ops.iter().filter(|o| !o.estimate.has_interval()).count();
+    if without_interval > 0 {
+        notes.push(format!(
+            "{without_interval} of {} matched op rows have a single sample on a side: \
+             their ratios have no confidence interval",
+            ops.len()
+        ));
+    }
+    let diffs = ops.iter().filter(|o| o.kernel_diff.is_some()).count();
+    if diffs > 0 {
+        notes.push(format!(
+            "{diffs} matched op rows launch a different kernel sequence"
+        ));
+    }
+    runtime_notes(baselines, candidate, &mut notes);
+
+    let nothing_to_compare = nothing_to_compare(baselines, candidate, ops.len());
+    Comparison {
+        workload: candidate.workload.clone(),
+        baseline_runs: runs,
+        baseline_fingerprints: baselines.iter().map(|b| b.fingerprint.clone()).collect(),
+        candidate_fingerprint: candidate.fingerprint.clone(),
+        cross_platform,
+        baseline_hardware,
+        candidate_hardware,
+        impact_basis,
+        confidence: options.confidence,
+        resamples: options.resamples,
+        seed: options.seed,
+        timeline,
+        ops,
+        shape_changed,
+        new_ops,
+        missing_ops,
+        nothing_to_compare,
+        notes,
+        baseline_total_us,
+        candidate_total_us,
+    }
+}

@@ -1,0 +1,261 @@
+//! The data a comparison is made of: options, the two sides of an op row,
+//! matched and shape-changed rows, timeline metrics and the whole
+//! [`Comparison`]. Plain data, serialised into report.json by the judge's
+//! callers.
+
+use serde::Serialize;
+
+use crate::analysis::hardware::{ComputeSpec, Hardware};
+use crate::analysis::ops::category::Category;
+use crate::analysis::profile::OpModel;
+use crate::gate::snapshot::{Fingerprint, OpKey};
+use crate::gate::stats::RatioEstimate;
+use crate::gate::verdict::OpRef;
+
+/// Default two-sided confidence level of the intervals.
+pub const DEFAULT_CONFIDENCE: f64 = 0.95;
+
+/// Default number of bootstrap resamples per row.
+pub const DEFAULT_RESAMPLES: usize = 2000;
+
+/// Default seed (the bytes of `tracegat`).
+pub const DEFAULT_SEED: u64 = 0x7472_6163_6567_6174;
+
+/// How to compare.
+#[derive(Clone, Debug)]
+pub struct CompareOptions {
+    /// The baseline's hardware (policy, `--hardware` or detected), when known.
+    pub baseline_hardware: Option<Hardware>,
+    /// The candidate's hardware, when known.
+    pub candidate_hardware: Option<Hardware>,
+    /// Two-sided confidence level of the intervals.
+    pub confidence: f64,
+    /// Bootstrap resamples per row and timeline metric.
+    pub resamples: usize,
+    /// Seed of the resampling.
+    pub seed: u64,
+}
+
+impl Default for CompareOptions {
+    fn default() -> CompareOptions {
+        CompareOptions {
+            baseline_hardware: None,
+            candidate_hardware: None,
+            confidence: DEFAULT_CONFIDENCE,
+            resamples: DEFAULT_RESAMPLES,
+            seed: DEFAULT_SEED,
+        }
+    }
+}
+
+/// What the per-row samples are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SamplesBasis {
+    /// Per-step totals of the row (both sides ran it in ≥ 2 steps).
+    Steps,
+    /// Per-invocation direct kernel times.
+    Invocations,
+}
+
+/// What times and impacts are normalised to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ImpactBasis {
+    /// Totals over the whole profiled run.
+    PerRun,
+    /// Totals divided by the run's profiler steps: used when the two sides
+    /// profiled different numbers of steps.
+    PerStep,
+}
+
+/// Where an expected cross-platform ratio comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExpectationBasis {
+    /// Ratio of roofline times, `max(flops / peak, bytes / bandwidth)`, from
+    /// the row's perf model.
+    Roofline,
+    /// Memory-bandwidth ratio: a memory-bound category without a perf model,
+    /// or a model without a compute spec (integer work).
+    Bandwidth,
+    /// Peak FLOP/s ratio for the row's dtype: a compute-bound category
+    /// (GEMM, convolution, attention) without a perf model.
+    PeakCompute,
+}
+
+/// The time ratio (candidate / baseline) the hardware difference alone explains.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Expectation {
+    /// Expected candidate / baseline time.
+    pub ratio: f64,
+    /// How it was derived.
+    pub basis: ExpectationBasis,
+    /// The compute spec whose peaks were used (roofline or peak compute).
+    pub spec: Option<ComputeSpec>,
+}
+
+/// One op row on one side, figures per run (median over the side's runs).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct OpSide {
+    /// The row's key.
+    #[serde(flatten)]
+    pub key: OpKey,
+    /// Category.
+    pub category: Category,
+    /// `nn.Module` path, when recorded.
+    pub module_path: Option<String>,
+    /// Runs of this side that have the row.
+    pub runs: usize,
+    /// Invocations per run (median over the runs that have it).
+    pub count: u64,
+    /// Direct kernel time per run, µs: median over all of the side's runs,
+    /// 0 for a run without the row.
+    pub total_us: f64,
+    /// The time the impact is computed from, µs: `total_us`, or per step
+    /// under [`ImpactBasis::PerStep`].
+    pub time_us: f64,
+    /// Median direct kernel time per invocation, µs (median over runs of
+    /// each run's median).
+    pub median_us: f64,
+    /// Mean per invocation, µs (median over runs of each run's mean).
+    pub mean_us: f64,
+    /// Smallest invocation over all runs, µs.
+    pub min_us: f64,
+    /// Largest invocation over all runs, µs.
+    pub max_us: f64,
+    /// Kernel names of one invocation (the last run that has the row).
+    pub kernel_sequence: Vec<String>,
+    /// Perf model of one invocation, when one covers the op.
+    pub model: Option<OpModel>,
+}
+
+impl OpSide {
+    /// The op as a verdict finding names it.
+    pub fn op_ref(&self) -> OpRef {
+        OpRef {
+            name: self.key.name.clone(),
+            input_dims: self.key.input_dims.clone(),
+            input_type: self.key.input_type.clone(),
+            input_strides: self.key.input_strides.clone(),
+            category: self.category.as_str().to_string(),
+            module_path: self.module_path.clone(),
+        }
+    }
+}
+
+/// One op row matched by its exact key.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct OpComparison {
+    /// The baseline row.
+    pub baseline: OpSide,
+    /// The candidate row.
+    pub candidate: OpSide,
+    /// median(candidate) / median(baseline) of the samples, with its interval.
+    pub estimate: RatioEstimate,
+    /// What the samples are.
+    pub samples_basis: SamplesBasis,
+    /// Median of the baseline samples the estimate used (per step or per
+    /// call, see `samples_basis`), µs.
+    pub baseline_sample_median_us: f64,
+    /// Median of the candidate samples, µs.
+    pub candidate_sample_median_us: f64,
+    /// Run-to-run noise of the row's median over the baseline window
+    /// (relative, 0.04 = 4%); `None` with fewer than two baseline runs
+    /// having the row.
+    pub noise: Option<f64>,
+    /// Cross-platform: the ratio the hardware explains; `None` on one
+    /// platform or without hardware figures.
+    pub expected: Option<Expectation>,
+    /// Candidate minus baseline time (per run or per step, see
+    /// [`Comparison::impact_basis`]), µs.
+    pub impact_us: f64,
+    /// `impact_us` as a share of the baseline's GPU busy time, %.
+    pub impact_percent: f64,
+    /// Unified diff of the kernel-name sequences, when they differ.
+    pub kernel_diff: Option<String>,
+}
+
+/// Rows with the same name and call site whose shapes changed.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ShapeChange {
+    /// The baseline row.
+    pub baseline: OpSide,
+    /// The candidate row.
+    pub candidate: OpSide,
+    /// Candidate minus baseline time, µs.
+    pub impact_us: f64,
+    /// As a share of the baseline's GPU busy time, %.
+    pub impact_percent: f64,
+    /// Unified diff of the kernel-name sequences, when they differ.
+    pub kernel_diff: Option<String>,
+}
+
+/// One GPU-timeline metric, baseline vs candidate.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TimelineComparison {
+    /// `computation_time`, `exposed_comm_time`, `exposed_memcpy_time`,
+    /// `busy_time`, `idle_time`, `total_time`, `total_comm_time`,
+    /// `total_memcpy_time`.
+    pub metric: String,
+    /// Baseline (median over runs), µs; per step under [`ImpactBasis::PerStep`].
+    pub baseline_us: f64,
+    /// Candidate, µs; per step under [`ImpactBasis::PerStep`].
+    pub candidate_us: f64,
+    /// candidate / baseline − 1, %; `None` when the baseline is 0.
+    pub delta_percent: Option<f64>,
+    /// Run-to-run noise over the baseline window (relative); `None` with
+    /// fewer than two runs.
+    pub noise: Option<f64>,
+    /// Ratio of medians of the per-step values with its interval, when
+    /// both sides have two or more steps.
+    pub estimate: Option<RatioEstimate>,
+}
+
+/// A candidate compared with its baseline runs.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Comparison {
+    /// The candidate's workload name.
+    pub workload: String,
+    /// Baseline runs compared against (the window's size).
+    pub baseline_runs: usize,
+    /// Fingerprint of each baseline run.
+    pub baseline_fingerprints: Vec<Fingerprint>,
+    /// Fingerprint of the candidate.
+    pub candidate_fingerprint: Fingerprint,
+    /// Whether the two sides ran on different hardware (the catalog entries
+    /// given in [`CompareOptions`] differ, or, without them, the GPU names do).
+    pub cross_platform: bool,
+    /// Baseline hardware name, when known.
+    pub baseline_hardware: Option<String>,
+    /// Candidate hardware name, when known.
+    pub candidate_hardware: Option<String>,
+    /// What op and timeline figures are normalised to.
+    pub impact_basis: ImpactBasis,
+    /// Confidence level of the intervals.
+    pub confidence: f64,
+    /// Bootstrap resamples.
+    pub resamples: usize,
+    /// Resampling seed.
+    pub seed: u64,
+    /// The GPU timeline, metric by metric.
+    pub timeline: Vec<TimelineComparison>,
+    /// Rows matched by exact key, largest absolute impact first.
+    pub ops: Vec<OpComparison>,
+    /// Same op and call site, other shapes.
+    pub shape_changed: Vec<ShapeChange>,
+    /// Rows only the candidate has, most time first.
+    pub new_ops: Vec<OpSide>,
+    /// Rows only the baseline has, most time first.
+    pub missing_ops: Vec<OpSide>,
+    /// Why nothing (or nothing per op) can be compared: no baseline, no GPU
+    /// work on a side, no matched op rows. Never a silent pass.
+    pub nothing_to_compare: Option<String>,
+    /// Remarks that are not findings.
+    pub notes: Vec<String>,
+    /// Baseline GPU busy time (median over runs; per step under
+    /// [`ImpactBasis::PerStep`]), µs: the denominator of every impact.
+    pub baseline_total_us: f64,
+    /// Candidate GPU busy time, µs, on the same basis.
+    pub candidate_total_us: f64,
+}

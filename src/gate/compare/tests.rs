@@ -1,0 +1,430 @@
+//! Compare tests: a trace against itself and jittered copies of itself,
+//! kernel renames, cross-platform expectations, baseline windows, shape
+//! changes and the nothing-to-compare reasons, mostly on corpus traces.
+
+use super::expected::row_dtype;
+use super::*;
+use crate::analysis::hardware::{ComputeSpec, builtin_catalog};
+use crate::analysis::ops::category::Category;
+use crate::analysis::ops::stats::Stats;
+use crate::analysis::perf_model::dtype::Dtype;
+use crate::analysis::profile::OpModel;
+use crate::analysis::profile::Profile;
+use crate::gate::snapshot::OpKey;
+use crate::gate::snapshot::tests::{corpus_profile, corpus_snapshot};
+use crate::gate::stats;
+use crate::gate::stats::SplitMix64;
+
+const QWEN_H100: &str = "tracelens/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz";
+const QWEN_MI300: &str = "tracelens/mi300/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz";
+const STEPS_A100: &str = "hta/trace_diff_control_a100.json.gz";
+
+/// A copy of the profile with every per-invocation sample and per-step
+/// time multiplied by a deterministic factor in [0.97, 1.03] (per row,
+/// per sample), statistics recomputed; `scale_row` (row index, factor)
+/// multiplies one row on top.
+fn jittered(profile: &Profile, seed: u64, scale_row: Option<(usize, f64)>) -> Profile {
+    let mut copy = profile.clone();
+    let mut rng = SplitMix64::new(seed);
+    let mut factor = move || 0.97 + 0.06 * (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+    for (index, row) in copy.unique_args.iter_mut().enumerate() {
+        let extra = match scale_row {
+            Some((target, f)) if target == index => f,
+            _ => 1.0,
+        };
+        for sample in &mut row.samples_us {
+            *sample *= factor() * extra;
+        }
+        for (_, us) in &mut row.step_us {
+            *us *= factor() * extra;
+        }
+        row.direct = Stats::of(&row.samples_us);
+    }
+    copy
+}
+
+fn snapshot_of(profile: &Profile) -> Snapshot {
+    Snapshot::from_profile(profile, "0".repeat(64), 0)
+}
+
+fn compare_one(baseline: &Snapshot, candidate: &Snapshot) -> Comparison {
+    compare(
+        std::slice::from_ref(baseline),
+        candidate,
+        &CompareOptions::default(),
+    )
+}
+
+#[test]
+fn a_trace_against_itself_changes_nothing() {
+    for relative in [QWEN_H100, STEPS_A100] {
+        let Some(snapshot) = corpus_snapshot(relative) else {
+            return;
+        };
+        let comparison = compare_one(&snapshot, &snapshot);
+        assert_eq!(comparison.nothing_to_compare, None, "{relative}");
+        assert_eq!(comparison.ops.len(), snapshot.ops.len());
+        assert!(comparison.new_ops.is_empty() && comparison.missing_ops.is_empty());
+        assert!(comparison.shape_changed.is_empty());
+        assert!(!comparison.cross_platform);
+        for op in &comparison.ops {
+            assert_eq!(op.estimate.ratio, 1.0, "{:?}", op.baseline.key);
+            if let Some(interval) = op.estimate.interval {
+                assert!(interval.contains(1.0), "{:?}", op.baseline.key);
+            }
+            assert_eq!(op.kernel_diff, None);
+            assert_eq!(op.impact_us, 0.0);
+            assert_eq!(op.expected, None);
+            assert_eq!(op.noise, None);
+        }
+        for metric in &comparison.timeline {
+            assert_eq!(metric.baseline_us, metric.candidate_us);
+            if let Some(estimate) = &metric.estimate {
+                assert_eq!(estimate.ratio, 1.0);
+            }
+        }
+        if relative == STEPS_A100 {
+            assert!(
+                comparison
+                    .ops
+                    .iter()
+                    .any(|op| op.samples_basis == SamplesBasis::Steps)
+            );
+            assert!(comparison.timeline.iter().all(|m| m.estimate.is_some()));
+        }
+    }
+}
+
+#[test]
+fn three_percent_jitter_stays_within_five_percent() {
+    for relative in [QWEN_H100, STEPS_A100] {
+        let Some((profile, _, _)) = corpus_profile(relative) else {
+            return;
+        };
+        let baseline = snapshot_of(&profile);
+        let candidate = snapshot_of(&jittered(&profile, 1, None));
+        let comparison = compare_one(&baseline, &candidate);
+        let mut with_interval = 0;
+        for op in &comparison.ops {
+            let ratio = op.estimate.ratio;
+            assert!(
+                (0.95..=1.05).contains(&ratio),
+                "{:?}: {ratio}",
+                op.baseline.key
+            );
+            if let Some(interval) = op.estimate.interval {
+                with_interval += 1;
+                assert!(
+                    interval.low >= 0.95 && interval.high <= 1.05,
+                    "{relative} {:?}: {interval:?}",
+                    op.baseline.key
+                );
+            }
+            assert!(op.impact_percent.abs() < 3.0);
+        }
+        assert!(with_interval > 0, "{relative}");
+    }
+}
+
+#[test]
+fn one_op_thirty_percent_slower_stands_out() {
+    for relative in [QWEN_H100, STEPS_A100] {
+        let Some((profile, _, _)) = corpus_profile(relative) else {
+            return;
+        };
+        // Slow down the third-largest row, over a jittered background.
+        let target = 2;
+        let key = {
+            let row = &profile.unique_args[target];
+            (row.name.clone(), row.input_dims.clone())
+        };
+        let baseline = snapshot_of(&profile);
+        let candidate = snapshot_of(&jittered(&profile, 2, Some((target, 1.3))));
+        let comparison = compare_one(&baseline, &candidate);
+        let top = &comparison.ops[0];
+        assert_eq!(
+            (
+                top.baseline.key.name.clone(),
+                top.baseline.key.input_dims.clone()
+            ),
+            key,
+            "{relative}: the slowed op has the largest impact"
+        );
+        let interval = top.estimate.interval.expect("several samples");
+        assert!(interval.low > 1.2, "{relative}: {interval:?}");
+        assert!(top.impact_percent > 0.0);
+        assert!(top.estimate.p_value_above(1.2).expect("replicates") < 0.025);
+        for op in &comparison.ops[1..] {
+            if let Some(interval) = op.estimate.interval {
+                assert!(interval.low < 1.2, "{:?}", op.baseline.key);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_renamed_kernel_shows_as_a_diff_on_its_row_only() {
+    let Some(snapshot) = corpus_snapshot(QWEN_H100) else {
+        return;
+    };
+    let mut candidate = snapshot.clone();
+    let target = candidate
+        .ops
+        .iter()
+        .position(|op| !op.kernel_sequence.is_empty())
+        .expect("a row with kernels");
+    let old_name = candidate.ops[target].kernel_sequence[0].clone();
+    candidate.ops[target].kernel_sequence[0] = "renamed_gemm_kernel_v2".to_string();
+    let comparison = compare_one(&snapshot, &candidate);
+    let with_diff: Vec<&OpComparison> = comparison
+        .ops
+        .iter()
+        .filter(|op| op.kernel_diff.is_some())
+        .collect();
+    assert_eq!(with_diff.len(), 1);
+    assert_eq!(with_diff[0].baseline.key, snapshot.ops[target].key());
+    let diff = with_diff[0].kernel_diff.as_deref().expect("diff");
+    assert!(
+        diff.starts_with("--- baseline\n+++ candidate\n@@"),
+        "{diff}"
+    );
+    assert!(diff.contains(&format!("-{old_name}\n")), "{diff}");
+    assert!(diff.contains("+renamed_gemm_kernel_v2\n"), "{diff}");
+    assert_eq!(with_diff[0].estimate.ratio, 1.0);
+}
+
+#[test]
+fn cross_platform_rows_carry_their_roofline_ratio() {
+    let (Some(h100), Some(mi300)) = (corpus_snapshot(QWEN_H100), corpus_snapshot(QWEN_MI300))
+    else {
+        return;
+    };
+    let catalog = builtin_catalog();
+    let (b, c) = (
+        h100.fingerprint
+            .catalog_hardware(&catalog)
+            .expect("H100 SXM"),
+        mi300
+            .fingerprint
+            .catalog_hardware(&catalog)
+            .expect("MI300X"),
+    );
+    assert_eq!((b.name.as_str(), c.name.as_str()), ("H100 SXM", "MI300X"));
+    let options = CompareOptions {
+        baseline_hardware: Some(b.clone()),
+        candidate_hardware: Some(c.clone()),
+        ..CompareOptions::default()
+    };
+    let comparison = compare(std::slice::from_ref(&h100), &mi300, &options);
+    assert!(comparison.cross_platform);
+    assert_eq!(comparison.nothing_to_compare, None);
+    assert!(
+        comparison.ops.len() >= 20,
+        "{} matched",
+        comparison.ops.len()
+    );
+    let mut gemms = 0;
+    for op in &comparison.ops {
+        let Some(model) = &op.baseline.model else {
+            continue;
+        };
+        let expected = op
+            .expected
+            .unwrap_or_else(|| panic!("{:?}", op.baseline.key));
+        if let Some(spec) = model.compute_spec {
+            let roofline = c
+                .roofline_time_us(model.flops, model.bytes, spec)
+                .expect("c")
+                / b.roofline_time_us(model.flops, model.bytes, spec)
+                    .expect("b");
+            assert_eq!(expected.basis, ExpectationBasis::Roofline);
+            assert!((expected.ratio - roofline).abs() < 1e-12);
+        }
+        if op.baseline.category == Category::Gemm {
+            gemms += 1;
+            // Between the compute-bound (990/708) and memory-bound (3.35/5.3) ratios.
+            assert!((3.35 / 5.3 - 1e-9..=990.0 / 708.0 + 1e-9).contains(&expected.ratio));
+        }
+    }
+    assert!(gemms > 0);
+    // Every matched row has an expectation unless it is a collective or runtime work.
+    for op in &comparison.ops {
+        assert!(
+            op.expected.is_some()
+                || matches!(op.baseline.category, Category::Comm | Category::Runtime),
+            "{:?}",
+            op.baseline.key
+        );
+    }
+    // Different libraries pick different kernels.
+    assert!(comparison.ops.iter().any(|op| op.kernel_diff.is_some()));
+}
+
+#[test]
+fn a_window_of_baselines_measures_noise() {
+    let Some((profile, _, _)) = corpus_profile(QWEN_H100) else {
+        return;
+    };
+    let window: Vec<Snapshot> = (10..13)
+        .map(|seed| snapshot_of(&jittered(&profile, seed, None)))
+        .collect();
+    let candidate = snapshot_of(&profile);
+    let comparison = compare(&window, &candidate, &CompareOptions::default());
+    assert_eq!(comparison.baseline_runs, 3);
+    assert!(comparison.ops.iter().all(|op| op.baseline.runs == 3));
+    for op in &comparison.ops {
+        let noise = op.noise.expect("three runs");
+        assert!(noise < 0.06, "{:?}: {noise}", op.baseline.key);
+        assert!(matches!(
+            op.estimate.resampling,
+            stats::Resampling::Independent | stats::Resampling::None
+        ));
+    }
+    assert!(
+        comparison
+            .ops
+            .iter()
+            .any(|op| op.noise.unwrap_or(0.0) > 0.0)
+    );
+    let total = comparison
+        .timeline
+        .iter()
+        .find(|m| m.metric == "total_time")
+        .expect("row");
+    assert_eq!(total.noise, Some(0.0)); // the timeline itself was not jittered
+}
+
+#[test]
+fn changed_shapes_pair_by_call_site_and_the_rest_is_new_or_missing() {
+    let Some(snapshot) = corpus_snapshot(QWEN_H100) else {
+        return;
+    };
+    let mut candidate = snapshot.clone();
+    let changed = candidate
+        .ops
+        .iter()
+        .position(|op| op.module_path.is_some())
+        .expect("Qwen records modules");
+    candidate.ops[changed].input_dims.push_str(" [changed]");
+    let removed = candidate.ops.remove(candidate.ops.len() - 1);
+    let mut extra = candidate.ops[0].clone();
+    extra.name = "aten::brand_new_op".to_string();
+    candidate.ops.push(extra);
+    let comparison = compare_one(&snapshot, &candidate);
+    assert_eq!(comparison.shape_changed.len(), 1);
+    let change = &comparison.shape_changed[0];
+    assert_eq!(change.baseline.key, snapshot.ops[changed].key());
+    assert!(change.candidate.key.input_dims.ends_with("[changed]"));
+    assert_eq!(comparison.new_ops.len(), 1);
+    assert_eq!(comparison.new_ops[0].key.name, "aten::brand_new_op");
+    assert_eq!(comparison.missing_ops.len(), 1);
+    assert_eq!(comparison.missing_ops[0].key, removed.key());
+    assert_eq!(comparison.ops.len(), snapshot.ops.len() - 2);
+    assert!(comparison.missing_ops[0].op_ref().name == removed.name);
+}
+
+#[test]
+fn nothing_to_compare_is_said_out_loud() {
+    let Some(cpu_only) = corpus_snapshot("hta/cpu_only.json.gz") else {
+        return;
+    };
+    let comparison = compare_one(&cpu_only, &cpu_only);
+    assert_eq!(
+        comparison.nothing_to_compare.as_deref(),
+        Some("neither side has GPU work")
+    );
+    let Some(gpu_only) = corpus_snapshot("tracelens/mi210/gpu_only_trace.json.gz") else {
+        return;
+    };
+    let comparison = compare_one(&gpu_only, &gpu_only);
+    let reason = comparison.nothing_to_compare.expect("no op rows");
+    assert!(
+        reason.starts_with("no op launched GPU work on either side"),
+        "{reason}"
+    );
+    assert!(comparison.timeline.iter().any(|m| m.baseline_us > 0.0));
+    let comparison = compare(&[], &gpu_only, &CompareOptions::default());
+    assert_eq!(
+        comparison.nothing_to_compare.as_deref(),
+        Some("no baseline run to compare with")
+    );
+    let comparison = compare_one(&cpu_only, &gpu_only);
+    assert_eq!(
+        comparison.nothing_to_compare.as_deref(),
+        Some("the baseline has no GPU work")
+    );
+}
+
+fn side(category: Category, input_type: &str, model: Option<OpModel>) -> OpSide {
+    OpSide {
+        key: OpKey {
+            name: "op".to_string(),
+            input_type: input_type.to_string(),
+            ..OpKey::default()
+        },
+        category,
+        module_path: None,
+        runs: 1,
+        count: 1,
+        total_us: 1.0,
+        time_us: 1.0,
+        median_us: 1.0,
+        mean_us: 1.0,
+        min_us: 1.0,
+        max_us: 1.0,
+        kernel_sequence: Vec::new(),
+        model,
+    }
+}
+
+#[test]
+fn expectations_fall_back_by_category() {
+    let catalog = builtin_catalog();
+    let h100 = catalog.by_name("H100 SXM").expect("h100");
+    let mi300 = catalog.by_name("MI300X").expect("mi300x");
+    let gemm = expectation(
+        &side(Category::Gemm, "('c10::BFloat16', 'c10::BFloat16')", None),
+        h100,
+        mi300,
+    )
+    .expect("peak ratio");
+    assert_eq!(gemm.basis, ExpectationBasis::PeakCompute);
+    assert_eq!(gemm.spec, Some(ComputeSpec::MatrixBf16));
+    assert!((gemm.ratio - 990.0 / 708.0).abs() < 1e-12);
+    let add = expectation(
+        &side(Category::Elementwise, "('float',)", None),
+        h100,
+        mi300,
+    )
+    .expect("bw");
+    assert_eq!(add.basis, ExpectationBasis::Bandwidth);
+    assert!((add.ratio - 3.35 / 5.3).abs() < 1e-12);
+    assert_eq!(
+        expectation(&side(Category::Comm, "", None), h100, mi300),
+        None
+    );
+    // A large bf16 GEMM is compute-bound on both: the peak ratio.
+    let n = 8192.0_f64;
+    let model = OpModel {
+        family: "GEMM".to_string(),
+        flops: 2.0 * n * n * n,
+        bytes: 3.0 * n * n * 2.0,
+        compute_spec: Some(ComputeSpec::MatrixBf16),
+    };
+    let big = expectation(&side(Category::Gemm, "", Some(model)), h100, mi300).expect("roofline");
+    assert_eq!(big.basis, ExpectationBasis::Roofline);
+    assert!((big.ratio - 990.0 / 708.0).abs() < 1e-12);
+    assert_eq!(row_dtype("('Scalar', 'c10::Half', '')"), Some(Dtype::F16));
+    assert_eq!(row_dtype("('long int',)"), None);
+}
+
+#[test]
+fn kernel_diffs_are_unified_diffs() {
+    let names = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(kernel_diff(&names(&["a", "b"]), &names(&["a", "b"])), None);
+    let diff = kernel_diff(&names(&["a", "b", "c"]), &names(&["a", "x", "c"])).expect("differs");
+    assert_eq!(
+        diff,
+        "--- baseline\n+++ candidate\n@@ -1,3 +1,3 @@\n a\n-b\n+x\n c\n"
+    );
+}

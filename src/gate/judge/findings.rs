@@ -1,0 +1,149 @@
+//! Building findings: the common fields of an op finding (with the
+//! diagnosis paths of a slowdown), priorities, and the figures and wording
+//! every rule shares.
+
+use crate::analysis::diagnose::{self, Bound};
+use crate::gate::compare::{OpComparison, OpSide, SamplesBasis};
+use crate::gate::policy::Policy;
+use crate::gate::verdict::{Finding, FindingKind, FindingPriority, Severity};
+
+/// A regression or cross-platform candidate awaiting false-discovery control.
+pub(super) struct Pending {
+    /// The finding, should it survive.
+    pub(super) finding: Finding,
+    /// Its p-value against the threshold (0 without an interval).
+    pub(super) p_value: f64,
+}
+
+/// A nothing-to-compare finding for a workload.
+pub(super) fn nothing_to_compare(policy: &Policy, workload: &str, message: String) -> Finding {
+    Finding {
+        rule: "nothing_to_compare".into(),
+        severity: policy.nothing_to_compare.severity,
+        kind: FindingKind::NothingToCompare,
+        workload: workload.to_string(),
+        op: None,
+        metric: "comparison".into(),
+        baseline: None,
+        candidate: None,
+        unit: String::new(),
+        delta_percent: None,
+        interval_percent: None,
+        expected_ratio: None,
+        limit: None,
+        impact_percent: None,
+        priority: FindingPriority::High,
+        message,
+        path_a: None,
+        path_b: None,
+        kernel_diff: None,
+        replay_package: None,
+    }
+}
+
+/// A finding about one op, with the common fields filled in.
+pub(super) fn op_finding(
+    rule: &str,
+    severity: Severity,
+    kind: FindingKind,
+    workload: &str,
+    side: &OpSide,
+    message: String,
+) -> Finding {
+    let family = side
+        .model
+        .as_ref()
+        .map_or(side.category.as_str(), |m| m.family.as_str());
+    let bound = side.model.as_ref().map(|m| {
+        if m.bytes > 0.0 && m.flops / m.bytes > 100.0 {
+            Bound::Compute
+        } else {
+            Bound::Memory
+        }
+    });
+    let (path_a, path_b) = diagnose::paths(family, bound);
+    let is_slowdown = matches!(
+        kind,
+        FindingKind::Regression
+            | FindingKind::UnexpectedRatio
+            | FindingKind::Budget
+            | FindingKind::Efficiency
+    );
+    Finding {
+        rule: rule.to_string(),
+        severity,
+        kind,
+        workload: workload.to_string(),
+        op: Some(side.op_ref()),
+        metric: "median kernel time per call".into(),
+        baseline: None,
+        candidate: None,
+        unit: "µs".into(),
+        delta_percent: None,
+        interval_percent: None,
+        expected_ratio: None,
+        limit: None,
+        impact_percent: None,
+        priority: FindingPriority::Low,
+        message,
+        path_a: is_slowdown.then_some(path_a),
+        path_b: is_slowdown.then_some(path_b),
+        kernel_diff: None,
+        replay_package: None,
+    }
+}
+
+/// Priority from the share of total GPU time a finding adds or saves.
+pub(super) fn priority_of(impact_percent: f64) -> FindingPriority {
+    match impact_percent.abs() {
+        i if i >= 5.0 => FindingPriority::Critical,
+        i if i >= 2.0 => FindingPriority::High,
+        i if i >= 0.5 => FindingPriority::Medium,
+        _ => FindingPriority::Low,
+    }
+}
+
+/// An op as messages name it: name and input dims.
+pub(super) fn short_op(side: &OpSide) -> String {
+    format!("{} {}", side.key.name, side.key.input_dims)
+        .trim_end()
+        .to_string()
+}
+
+/// Whether the policy's ignore list covers a row.
+pub(super) fn ignored(policy: &Policy, side: &OpSide) -> bool {
+    policy.is_ignored(
+        &side.key.name,
+        side.category.as_str(),
+        &side.key.input_dims,
+        side.module_path.as_deref(),
+    )
+}
+
+/// Puts the figures the estimate was computed on into a finding: per-step
+/// totals or per-call medians, labelled accordingly.
+pub(super) fn set_sample_figures(finding: &mut Finding, op: &OpComparison) {
+    finding.metric = match op.samples_basis {
+        SamplesBasis::Steps => "kernel time per step (median over steps)".into(),
+        SamplesBasis::Invocations => "median kernel time per call".into(),
+    };
+    finding.baseline = Some(op.baseline_sample_median_us);
+    finding.candidate = Some(op.candidate_sample_median_us);
+    finding.delta_percent = Some((op.estimate.ratio - 1.0) * 100.0);
+}
+
+/// The estimate's interval as percent changes, when it has one.
+pub(super) fn interval_percent(op: &OpComparison) -> Option<(f64, f64)> {
+    op.estimate
+        .interval
+        .map(|i| ((i.low - 1.0) * 100.0, (i.high - 1.0) * 100.0))
+}
+
+/// A figure for a message: whole numbers from 100 up, else two decimals.
+pub(super) fn round(value: f64) -> String {
+    if value.abs() >= 100.0 {
+        format!("{value:.0}")
+    } else {
+        format!("{value:.2}")
+    }
+}

@@ -1,0 +1,163 @@
+//! Judge: comparisons judged by a policy into a [`Verdict`].
+//!
+//! A regression needs three things at once (docs/POLICY.md): the whole
+//! confidence interval of the slowdown beyond the effective threshold (the
+//! largest of the policy's minimum effect, its noise floor and the noise the
+//! baseline window measured), a material impact on total GPU time, and
+//! survival of Benjamini–Hochberg false-discovery control across all rows
+//! judged. With a single sample on a side there is no interval: the finding
+//! says so and rests on the point estimate. Across platforms the same tests
+//! run against each op's expected hardware ratio widened by the slack.
+//!
+//! # Files
+//!
+//! This file judges the workloads and assembles the verdict; `workload.rs`
+//! walks one workload's comparison; `rows.rs` judges a matched row
+//! statistically (same platform, across platforms) and applies the
+//! false-discovery control; `timeline.rs` the timeline rules; `limits.rs`
+//! the efficiency floors and budgets; `findings.rs` builds findings;
+//! `summary.rs` the workload summaries and the headline.
+
+mod findings;
+mod limits;
+mod rows;
+mod summary;
+mod timeline;
+mod workload;
+
+use crate::analysis::hardware::Hardware;
+use crate::gate::compare::Comparison;
+use crate::gate::policy::Policy;
+use crate::gate::snapshot::Snapshot;
+use crate::gate::verdict::{
+    Counts, FindingKind, Outcome, Severity, VERDICT_SCHEMA_VERSION, Verdict,
+};
+
+use findings::nothing_to_compare;
+use rows::false_discovery_control;
+use summary::{headline, op_key_text, summary};
+use workload::judge_workload;
+
+/// One workload to judge.
+// A handful of these exist per check; boxing the large variant buys nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum Workload<'a> {
+    /// Both sides present.
+    Compared {
+        /// The comparison.
+        comparison: Comparison,
+        /// The candidate snapshot (budgets and efficiency read it).
+        candidate: &'a Snapshot,
+        /// The baseline's hardware, when known.
+        baseline_hardware: Option<Hardware>,
+        /// The candidate's hardware, when known.
+        candidate_hardware: Option<Hardware>,
+    },
+    /// Only the baseline has this workload.
+    OnlyBaseline(String),
+    /// Only the candidate has this workload.
+    OnlyCandidate(String),
+}
+
+/// Judges workloads by a policy.
+pub fn judge(workloads: &[Workload], policy: &Policy) -> Verdict {
+    let mut findings = Vec::new();
+    let mut pending = Vec::new();
+    let mut summaries = Vec::new();
+    let mut counts = Counts::default();
+    for workload in workloads {
+        match workload {
+            Workload::OnlyBaseline(name) | Workload::OnlyCandidate(name) => {
+                let side = if matches!(workload, Workload::OnlyBaseline(_)) {
+                    "baseline"
+                } else {
+                    "candidate"
+                };
+                findings.push(nothing_to_compare(
+                    policy,
+                    name,
+                    format!("workload `{name}` exists only on the {side} side: nothing to compare it with"),
+                ));
+            }
+            Workload::Compared {
+                comparison,
+                candidate,
+                baseline_hardware,
+                candidate_hardware,
+            } => {
+                judge_workload(
+                    comparison,
+                    candidate,
+                    baseline_hardware.as_ref(),
+                    candidate_hardware.as_ref(),
+                    policy,
+                    &mut findings,
+                    &mut pending,
+                );
+                counts.new += comparison.new_ops.len();
+                counts.missing += comparison.missing_ops.len();
+                summaries.push(summary(comparison));
+            }
+        }
+    }
+    findings.extend(false_discovery_control(
+        pending,
+        policy.noise.false_discovery_rate,
+    ));
+    // Rows flagged only by findings that did not survive FDR count as unchanged.
+    for summary in &mut summaries {
+        let flagged: std::collections::BTreeSet<String> = findings
+            .iter()
+            .filter(|f| f.workload == summary.name && f.op.is_some())
+            .filter(|f| {
+                matches!(
+                    f.kind,
+                    FindingKind::Regression
+                        | FindingKind::Improvement
+                        | FindingKind::UnexpectedRatio
+                        | FindingKind::KernelSelection
+                )
+            })
+            .map(|f| op_key_text(f.op.as_ref().expect("filtered")))
+            .collect();
+        summary.unchanged = summary.matched.saturating_sub(flagged.len());
+    }
+    counts.unchanged = summaries.iter().map(|s| s.unchanged).sum();
+    counts.regressions = findings
+        .iter()
+        .filter(|f| {
+            f.kind == FindingKind::Regression
+                || (f.kind == FindingKind::UnexpectedRatio && f.delta_percent.unwrap_or(0.0) > 0.0)
+        })
+        .count();
+    counts.improvements = findings
+        .iter()
+        .filter(|f| f.kind == FindingKind::Improvement)
+        .count();
+    counts.warnings = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Warn)
+        .count();
+    counts.failures = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Fail)
+        .count();
+    let outcome = if counts.failures > 0 {
+        Outcome::Fail
+    } else {
+        Outcome::Pass
+    };
+    let mut verdict = Verdict {
+        schema_version: VERDICT_SCHEMA_VERSION,
+        tracegate_version: env!("CARGO_PKG_VERSION").to_string(),
+        outcome,
+        headline: String::new(),
+        counts,
+        workloads: summaries,
+        findings,
+        policy: policy.label.clone(),
+    };
+    verdict.sort_findings();
+    verdict.headline = headline(&verdict);
+    verdict
+}

@@ -1,0 +1,89 @@
+//! Timeline rules: a GPU-timeline metric that grew beyond its limit (and
+//! the noise), or beyond an absolute maximum.
+
+use super::findings::{nothing_to_compare, priority_of, round};
+use crate::analysis::ops::stats::percent;
+use crate::gate::compare::Comparison;
+use crate::gate::policy::{Policy, TimelineMetric};
+use crate::gate::verdict::{Finding, FindingKind, FindingPriority};
+
+fn timeline_value(
+    comparison: &Comparison,
+    metric: TimelineMetric,
+) -> Option<(f64, f64, Option<f64>)> {
+    let find = |name: &str| comparison.timeline.iter().find(|t| t.metric == name);
+    match metric {
+        TimelineMetric::IdlePercent => {
+            let (idle, total) = (find("idle_time")?, find("total_time")?);
+            Some((
+                percent(idle.baseline_us, total.baseline_us),
+                percent(idle.candidate_us, total.candidate_us),
+                None,
+            ))
+        }
+        other => {
+            let row = find(other.as_str())?;
+            Some((row.baseline_us, row.candidate_us, row.noise))
+        }
+    }
+}
+
+/// The findings of the policy's timeline rules.
+pub(super) fn timeline_findings(
+    comparison: &Comparison,
+    policy: &Policy,
+    findings: &mut Vec<Finding>,
+) {
+    let workload = &comparison.workload;
+    for (index, rule) in policy.timeline.iter().enumerate() {
+        let Some((baseline, candidate, noise)) = timeline_value(comparison, rule.metric) else {
+            continue;
+        };
+        let unit = rule.metric.unit();
+        let mut base = Finding {
+            rule: format!("timeline[{index}]"),
+            metric: rule.metric.as_str().to_string(),
+            baseline: Some(baseline),
+            candidate: Some(candidate),
+            unit: unit.to_string(),
+            ..nothing_to_compare(policy, workload, String::new())
+        };
+        base.severity = rule.severity;
+        base.kind = FindingKind::Timeline;
+        let delta = (baseline > 0.0).then(|| (candidate / baseline - 1.0) * 100.0);
+        base.delta_percent = delta;
+        if let (Some(limit), Some(delta)) = (rule.max_regression_percent, delta) {
+            let effective = limit
+                .max(policy.noise.noise_floor_percent)
+                .max(noise.unwrap_or(0.0) * 100.0);
+            if unit == "µs" && baseline >= policy.noise.min_time_us && delta > effective {
+                let mut finding = base.clone();
+                finding.limit = Some(effective);
+                finding.impact_percent =
+                    Some(percent(candidate - baseline, comparison.baseline_total_us));
+                finding.priority = priority_of(delta);
+                finding.message = format!(
+                    "GPU {} grew {delta:.1}% ({} → {} µs), above the {effective:.1}% limit",
+                    rule.metric.as_str().replace('_', " "),
+                    round(baseline),
+                    round(candidate)
+                );
+                findings.push(finding);
+            }
+        }
+        if let Some(max) = rule.max {
+            if candidate > max {
+                let mut finding = base.clone();
+                finding.limit = Some(max);
+                finding.priority = FindingPriority::High;
+                finding.message = format!(
+                    "GPU {} is {} {unit}, above the {} {unit} limit",
+                    rule.metric.as_str().replace('_', " "),
+                    round(candidate),
+                    round(max)
+                );
+                findings.push(finding);
+            }
+        }
+    }
+}

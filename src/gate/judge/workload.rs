@@ -1,0 +1,218 @@
+//! One workload's comparison walked rule by rule: kernel selection and the
+//! statistical tests per matched row, slowdowns spread over an op's shapes,
+//! shape changes, new and missing ops, then the timeline, efficiency and
+//! budget rules.
+
+use super::findings::{
+    Pending, ignored, nothing_to_compare, op_finding, priority_of, set_sample_figures, short_op,
+};
+use super::limits::{budget_findings, efficiency_findings};
+use super::rows::{judge_cross_platform, judge_same_platform};
+use super::timeline::timeline_findings;
+use crate::analysis::hardware::Hardware;
+use crate::analysis::ops::stats::percent;
+use crate::gate::compare::{Comparison, OpComparison};
+use crate::gate::policy::Policy;
+use crate::gate::snapshot::Snapshot;
+use crate::gate::verdict::{Finding, FindingKind, FindingPriority};
+
+/// Judges one workload.
+pub(super) fn judge_workload(
+    comparison: &Comparison,
+    candidate: &Snapshot,
+    baseline_hardware: Option<&Hardware>,
+    candidate_hardware: Option<&Hardware>,
+    policy: &Policy,
+    findings: &mut Vec<Finding>,
+    pending: &mut Vec<Pending>,
+) {
+    let workload = comparison.workload.as_str();
+    if let Some(reason) = &comparison.nothing_to_compare {
+        findings.push(nothing_to_compare(
+            policy,
+            workload,
+            format!("`{workload}`: {reason}"),
+        ));
+    }
+    let noise = &policy.noise;
+    let mut slower_by_name: std::collections::BTreeMap<&str, Vec<&OpComparison>> =
+        std::collections::BTreeMap::new();
+    for op in &comparison.ops {
+        let side = &op.candidate;
+        if policy.is_ignored(
+            &side.key.name,
+            side.category.as_str(),
+            &side.key.input_dims,
+            side.module_path.as_deref(),
+        ) {
+            continue;
+        }
+        if let Some(diff) = &op.kernel_diff {
+            let mut finding = op_finding(
+                "kernel_selection",
+                policy.kernel_selection.severity,
+                FindingKind::KernelSelection,
+                workload,
+                side,
+                format!("{}: the kernels it launches changed", short_op(side)),
+            );
+            finding.kernel_diff = Some(diff.clone());
+            set_sample_figures(&mut finding, op);
+            finding.impact_percent = Some(op.impact_percent);
+            // At least medium: a changed kernel choice matters even at equal time.
+            finding.priority = priority_of(op.impact_percent).min(FindingPriority::Medium);
+            findings.push(finding);
+        }
+        let threshold_percent = noise.threshold_percent(op.noise.map(|n| n * 100.0));
+        let too_small = op.baseline.time_us.max(op.candidate.time_us) < noise.min_time_us;
+        if !too_small {
+            let judged = if comparison.cross_platform {
+                judge_cross_platform(
+                    op,
+                    policy,
+                    baseline_hardware,
+                    candidate_hardware,
+                    workload,
+                    threshold_percent,
+                    comparison.baseline_total_us,
+                )
+            } else {
+                judge_same_platform(op, policy, workload, threshold_percent)
+            };
+            if let Some(judged) = judged {
+                pending.push(judged);
+                continue;
+            }
+        }
+        let confidently_slower = op
+            .estimate
+            .interval
+            .is_some_and(|i| i.low > 1.0 + threshold_percent / 100.0);
+        if !comparison.cross_platform && confidently_slower && op.impact_percent > 0.0 {
+            slower_by_name
+                .entry(op.candidate.key.name.as_str())
+                .or_default()
+                .push(op);
+        }
+    }
+    // A slowdown spread over many shapes of one op (a library regression
+    // hitting every GEMM, say) can add up although each shape stays under
+    // the impact minimum: judge the op's confidently slower rows together.
+    for (name, rows) in slower_by_name {
+        let impact: f64 = rows.iter().map(|op| op.impact_percent).sum();
+        if rows.len() < 2 || impact < noise.min_impact_percent {
+            continue;
+        }
+        let mut ratios: Vec<f64> = rows.iter().map(|op| op.estimate.ratio).collect();
+        ratios.sort_by(f64::total_cmp);
+        let median_ratio = ratios[ratios.len() / 2];
+        let shapes = comparison
+            .ops
+            .iter()
+            .filter(|op| op.candidate.key.name == name)
+            .count();
+        let mut finding = op_finding(
+            "regression",
+            policy.regression.severity,
+            FindingKind::Regression,
+            workload,
+            &rows[0].candidate,
+            format!(
+                "{name} is slower in {} of its {shapes} shapes (median {:+.1}%, each beyond the threshold with confidence), {impact:+.2}% of total GPU time together",
+                rows.len(),
+                (median_ratio - 1.0) * 100.0
+            ),
+        );
+        if let Some(op) = finding.op.as_mut() {
+            op.input_dims = format!("{} shapes", rows.len());
+            op.input_type.clear();
+            op.input_strides.clear();
+        }
+        finding.metric = "kernel time per run (rows summed)".into();
+        finding.baseline = Some(rows.iter().map(|op| op.baseline.time_us).sum());
+        finding.candidate = Some(rows.iter().map(|op| op.candidate.time_us).sum());
+        finding.delta_percent = Some((median_ratio - 1.0) * 100.0);
+        finding.impact_percent = Some(impact);
+        finding.priority = priority_of(impact);
+        // Every row must be slower for the group to be: the largest p-value
+        // is the group's (an intersection–union test).
+        let p_value = rows
+            .iter()
+            .filter_map(|op| {
+                op.estimate
+                    .p_value_above(1.0 + noise.min_effect_percent / 100.0)
+            })
+            .fold(0.0, f64::max);
+        pending.push(Pending { finding, p_value });
+    }
+    for change in &comparison.shape_changed {
+        let mut finding = op_finding(
+            "shape_changed",
+            policy.shape_changed.severity,
+            FindingKind::ShapeChanged,
+            workload,
+            &change.candidate,
+            format!(
+                "{} now runs with {} (was {})",
+                change.candidate.key.name,
+                change.candidate.key.input_dims,
+                change.baseline.key.input_dims
+            ),
+        );
+        finding.metric = "kernel time per run".into();
+        finding.baseline = Some(change.baseline.time_us);
+        finding.candidate = Some(change.candidate.time_us);
+        finding.impact_percent = Some(change.impact_percent);
+        finding.priority = priority_of(change.impact_percent);
+        finding.kernel_diff = change.kernel_diff.clone();
+        findings.push(finding);
+    }
+    let total = comparison.baseline_total_us;
+    for side in &comparison.new_ops {
+        let share = percent(side.time_us, comparison.candidate_total_us);
+        if share >= policy.new_ops.min_share_percent && !ignored(policy, side) {
+            let mut finding = op_finding(
+                "new_ops",
+                policy.new_ops.severity,
+                FindingKind::NewOp,
+                workload,
+                side,
+                format!(
+                    "new op {}: {:.1}% of the candidate's GPU time",
+                    short_op(side),
+                    share
+                ),
+            );
+            finding.metric = "kernel time per run".into();
+            finding.candidate = Some(side.time_us);
+            finding.impact_percent = Some(percent(side.time_us, total));
+            finding.priority = priority_of(share);
+            findings.push(finding);
+        }
+    }
+    for side in &comparison.missing_ops {
+        let share = percent(side.time_us, total);
+        if share >= policy.missing_ops.min_share_percent && !ignored(policy, side) {
+            let mut finding = op_finding(
+                "missing_ops",
+                policy.missing_ops.severity,
+                FindingKind::MissingOp,
+                workload,
+                side,
+                format!(
+                    "op {} is gone: it was {:.1}% of the baseline's GPU time",
+                    short_op(side),
+                    share
+                ),
+            );
+            finding.metric = "kernel time per run".into();
+            finding.baseline = Some(side.time_us);
+            finding.impact_percent = Some(-share);
+            finding.priority = priority_of(share);
+            findings.push(finding);
+        }
+    }
+    timeline_findings(comparison, policy, findings);
+    efficiency_findings(comparison, candidate, candidate_hardware, policy, findings);
+    budget_findings(comparison, candidate, policy, findings);
+}

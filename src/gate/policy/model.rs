@@ -1,0 +1,562 @@
+//! The policy as the judge reads it: plain data with the defaults of
+//! `policies/default.yaml`. Reading it from YAML is `load.rs`; the checks
+//! made while deserializing are `de.rs`.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+use super::de::{self, Validate};
+use super::matcher::OpMatcher;
+use crate::analysis::hardware::{Catalog, Hardware};
+use crate::analysis::ops::category::Category;
+use crate::gate::verdict::Severity;
+
+/// The policy format version this tracegate reads.
+pub const POLICY_VERSION: u32 = 1;
+
+/// The built-in default policy's text (`policies/default.yaml`): what
+/// `tracegate policy init` writes and what `version: 1` alone means.
+pub const DEFAULT_YAML: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/policies/default.yaml"
+));
+
+/// The label of the built-in default policy (in errors and report footers).
+pub const DEFAULT_LABEL: &str = "built-in default";
+
+/// A validated policy.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Policy {
+    /// Where it came from: the file path as given, or [`DEFAULT_LABEL`].
+    pub label: String,
+    /// The format version (always [`POLICY_VERSION`]).
+    pub version: u32,
+    /// A free-text description, shown in report footers.
+    pub description: Option<String>,
+    /// The hardware of each side, resolved.
+    pub hardware: HardwarePolicy,
+    /// Statistics: confidence, effect and impact thresholds, noise floor.
+    pub noise: Noise,
+    /// Severity of a confident slowdown of a matched op (same hardware).
+    pub regression: Rule,
+    /// Severity of a confident speed-up of a matched op (same hardware).
+    pub improvement: Rule,
+    /// How ops are judged when the two sides ran on different hardware.
+    pub cross_platform: CrossPlatform,
+    /// Gates on GPU-timeline metrics.
+    pub timeline: Vec<TimelineRule>,
+    /// Minimum roofline efficiency per category (where the hardware is known).
+    pub efficiency: Vec<EfficiencyRule>,
+    /// Per-op budgets.
+    pub budgets: Vec<Budget>,
+    /// Severity of a changed kernel sequence under a matched op.
+    pub kernel_selection: Rule,
+    /// Ops only the candidate has.
+    pub new_ops: NewOps,
+    /// Ops only the baseline has.
+    pub missing_ops: MissingOps,
+    /// Severity of an op seen with other shapes (same name and call site).
+    pub shape_changed: Rule,
+    /// Severity of "nothing to compare" (no GPU work, no matched ops, a
+    /// workload on one side only).
+    pub nothing_to_compare: Rule,
+    /// Ops no op-level rule looks at.
+    pub ignore: Vec<OpMatcher>,
+    /// Which findings get replay packages.
+    pub replay: Replay,
+}
+
+impl Policy {
+    /// Whether an op row is on the ignore list (same arguments as
+    /// [`OpMatcher::matches`]).
+    pub fn is_ignored(
+        &self,
+        name: &str,
+        category: &str,
+        input_dims: &str,
+        module_path: Option<&str>,
+    ) -> bool {
+        self.ignore
+            .iter()
+            .any(|m| m.matches(name, category, input_dims, module_path))
+    }
+}
+
+/// A rule that only sets a severity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    /// `fail`, `warn` or `info`.
+    pub severity: Severity,
+}
+
+/// The hardware of each side, resolved at load time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HardwarePolicy {
+    /// The baseline's hardware.
+    pub baseline: HardwareChoice,
+    /// The candidate's hardware.
+    pub candidate: HardwareChoice,
+    /// The extra catalog file (`hardware.file`), resolved against the
+    /// policy's directory.
+    pub file: Option<PathBuf>,
+    /// The built-in catalog merged with `file`: what `detected` sides are
+    /// detected against ([`Catalog::detect`]).
+    pub catalog: Catalog,
+}
+
+/// One side's hardware.
+#[derive(Clone, Debug, PartialEq)]
+pub enum HardwareChoice {
+    /// Detect it from the trace's `deviceProperties` (`detected`).
+    Detected,
+    /// A catalog name or inline spec, resolved.
+    Given {
+        /// The text as written in the policy.
+        spec: String,
+        /// What it resolved to.
+        hardware: Box<Hardware>,
+    },
+}
+
+impl HardwareChoice {
+    /// The given hardware; `None` for [`HardwareChoice::Detected`].
+    pub fn hardware(&self) -> Option<&Hardware> {
+        match self {
+            HardwareChoice::Detected => None,
+            HardwareChoice::Given { hardware, .. } => Some(hardware),
+        }
+    }
+}
+
+impl fmt::Display for HardwareChoice {
+    /// `detected`, or the resolved entry's name.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HardwareChoice::Detected => f.write_str("detected"),
+            HardwareChoice::Given { hardware, .. } => f.write_str(&hardware.name),
+        }
+    }
+}
+
+/// Statistics and the thresholds every op-level comparison shares.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Noise {
+    /// Confidence level of the slowdown's interval, in (0, 1).
+    #[serde(deserialize_with = "de::confidence")]
+    pub confidence: f64,
+    /// Smallest slowdown that counts, %: a regression needs the whole
+    /// interval of candidate/baseline above 1 + this / 100.
+    #[serde(deserialize_with = "de::non_negative")]
+    pub min_effect_percent: f64,
+    /// Smallest impact that counts: the added time as a % of the baseline's
+    /// total GPU time.
+    #[serde(deserialize_with = "de::non_negative")]
+    pub min_impact_percent: f64,
+    /// Run-to-run noise assumed when it cannot be measured, %: traces from
+    /// one job do not show it. The threshold is the largest of
+    /// `min_effect_percent`, this, and the noise measured from several
+    /// baselines.
+    #[serde(deserialize_with = "de::non_negative")]
+    pub noise_floor_percent: f64,
+    /// Rows whose GPU time per run is below this on both sides, µs, are not
+    /// judged for regressions, improvements or ratios.
+    #[serde(deserialize_with = "de::non_negative")]
+    pub min_time_us: f64,
+    /// Bootstrap resamples per row (at least 100).
+    #[serde(deserialize_with = "de::resamples")]
+    pub resamples: u32,
+    /// Seed of the bootstrap's random numbers (same seed, same verdict).
+    pub seed: u64,
+    /// False-discovery rate across all rows of a check (Benjamini–Hochberg),
+    /// in (0, 1].
+    #[serde(deserialize_with = "de::rate")]
+    pub false_discovery_rate: f64,
+}
+
+impl Default for Noise {
+    fn default() -> Noise {
+        Noise {
+            confidence: 0.95,
+            min_effect_percent: 5.0,
+            min_impact_percent: 0.5,
+            noise_floor_percent: 3.0,
+            min_time_us: 10.0,
+            resamples: 2000,
+            seed: 1,
+            false_discovery_rate: 0.05,
+        }
+    }
+}
+
+impl Noise {
+    /// The effective relative threshold, %: the largest of
+    /// `min_effect_percent`, `noise_floor_percent` and the measured
+    /// run-to-run noise (when several baselines measure it). Relative limits
+    /// of other rules (`max_regression_percent`) are raised to the noise
+    /// part of it the same way: see [`Noise::raise`].
+    pub fn threshold_percent(&self, measured_noise_percent: Option<f64>) -> f64 {
+        self.raise(self.min_effect_percent, measured_noise_percent)
+    }
+
+    /// A relative limit raised to the noise: max(limit, noise floor,
+    /// measured noise).
+    pub fn raise(&self, limit_percent: f64, measured_noise_percent: Option<f64>) -> f64 {
+        limit_percent
+            .max(self.noise_floor_percent)
+            .max(measured_noise_percent.unwrap_or(0.0))
+    }
+}
+
+/// How cross-platform comparisons are judged.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CrossPlatform {
+    /// The model of the expected candidate/baseline time ratio.
+    pub expected: Expected,
+    /// How far beyond the expected ratio is still explained by the
+    /// hardware, %: an op is unexpected when its ratio's interval is
+    /// entirely above expected × (1 + slack / 100) (slower) or below
+    /// expected / (1 + slack / 100) (faster).
+    #[serde(deserialize_with = "de::non_negative")]
+    pub slack_percent: f64,
+    /// Severity of an unexpectedly slow op (unexpectedly fast ones are `info`).
+    pub severity: Severity,
+    /// Per-op overrides, first match wins.
+    #[serde(deserialize_with = "de::validated_list")]
+    pub rules: Vec<RatioRule>,
+}
+
+impl Default for CrossPlatform {
+    fn default() -> CrossPlatform {
+        CrossPlatform {
+            expected: Expected::Roofline,
+            slack_percent: 25.0,
+            severity: Severity::Warn,
+            rules: Vec::new(),
+        }
+    }
+}
+
+impl CrossPlatform {
+    /// The expectation for an op row and the slack around it, %: the first
+    /// matching rule's, else the section's.
+    pub fn expectation_for(
+        &self,
+        name: &str,
+        category: &str,
+        input_dims: &str,
+        module_path: Option<&str>,
+    ) -> (Expectation, f64) {
+        let rule = self
+            .rules
+            .iter()
+            .find(|r| r.matcher.matches(name, category, input_dims, module_path));
+        let Some(rule) = rule else {
+            return (Expectation::Model(self.expected), self.slack_percent);
+        };
+        let expectation = match (rule.ratio, rule.expected) {
+            (Some(ratio), _) => Expectation::Ratio(ratio),
+            (None, Some(model)) => Expectation::Model(model),
+            (None, None) => Expectation::Model(self.expected),
+        };
+        (
+            expectation,
+            rule.slack_percent.unwrap_or(self.slack_percent),
+        )
+    }
+}
+
+/// The model of an op's expected candidate/baseline time ratio across
+/// hardware.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Expected {
+    /// The ratio of the op's roofline times on the two sides (its FLOPs and
+    /// bytes from the perf model); without a perf model, by category:
+    /// memory-bound families by bandwidth, GEMM/conv/SDPA by compute.
+    Roofline,
+    /// The inverse ratio of HBM bandwidths, for every op.
+    Bandwidth,
+    /// The inverse ratio of peak FLOP/s for the op's compute spec, for every op.
+    Compute,
+}
+
+impl Expected {
+    /// Lower-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Expected::Roofline => "roofline",
+            Expected::Bandwidth => "bandwidth",
+            Expected::Compute => "compute",
+        }
+    }
+}
+
+/// What a cross-platform comparison expects for one op.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Expectation {
+    /// Computed from the hardware by this model.
+    Model(Expected),
+    /// A fixed candidate/baseline time ratio.
+    Ratio(f64),
+}
+
+/// A per-op override of the cross-platform expectation.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RatioRule {
+    /// The ops it applies to.
+    #[serde(rename = "match")]
+    pub matcher: OpMatcher,
+    /// The model for these ops.
+    #[serde(default)]
+    pub expected: Option<Expected>,
+    /// A fixed expected candidate/baseline time ratio (> 0) instead of a model.
+    #[serde(default, deserialize_with = "de::opt_positive")]
+    pub ratio: Option<f64>,
+    /// The slack for these ops, %.
+    #[serde(default, deserialize_with = "de::opt_non_negative")]
+    pub slack_percent: Option<f64>,
+}
+
+impl Validate for RatioRule {
+    const EXPECTING: &'static str = "a ratio rule (match, and expected, ratio or slack_percent)";
+    fn validate(&self) -> Result<(), String> {
+        if self.expected.is_some() && self.ratio.is_some() {
+            return Err("give `expected` or `ratio`, not both".to_string());
+        }
+        if self.expected.is_none() && self.ratio.is_none() && self.slack_percent.is_none() {
+            return Err("sets nothing: give `expected`, `ratio` or `slack_percent`".to_string());
+        }
+        Ok(())
+    }
+}
+
+/// A GPU-timeline metric.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimelineMetric {
+    /// First start to last end of the GPU work, µs.
+    TotalTime,
+    /// Time with any GPU work running, µs.
+    BusyTime,
+    /// Total minus busy, µs.
+    IdleTime,
+    /// Idle time as a % of total time.
+    IdlePercent,
+    /// Time with computation running, µs.
+    ComputationTime,
+    /// Communication not overlapped by computation, µs.
+    ExposedCommTime,
+    /// Copies not overlapped by computation or communication, µs.
+    ExposedMemcpyTime,
+}
+
+impl TimelineMetric {
+    /// The snake_case name (as in the timeline table of a report).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TimelineMetric::TotalTime => "total_time",
+            TimelineMetric::BusyTime => "busy_time",
+            TimelineMetric::IdleTime => "idle_time",
+            TimelineMetric::IdlePercent => "idle_percent",
+            TimelineMetric::ComputationTime => "computation_time",
+            TimelineMetric::ExposedCommTime => "exposed_comm_time",
+            TimelineMetric::ExposedMemcpyTime => "exposed_memcpy_time",
+        }
+    }
+
+    /// The unit of the metric and of a rule's `max`: `%` or `µs`.
+    pub fn unit(self) -> &'static str {
+        match self {
+            TimelineMetric::IdlePercent => "%",
+            _ => "µs",
+        }
+    }
+}
+
+/// A gate on one GPU-timeline metric.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimelineRule {
+    /// The metric.
+    pub metric: TimelineMetric,
+    /// Largest allowed increase, candidate/baseline − 1, in % (raised to
+    /// the noise floor; not judged when the baseline is below `min_time_us`).
+    #[serde(default, deserialize_with = "de::opt_non_negative")]
+    pub max_regression_percent: Option<f64>,
+    /// Largest allowed candidate value (µs, or % for `idle_percent`), per
+    /// step where the trace has steps, else per run.
+    #[serde(default, deserialize_with = "de::opt_non_negative")]
+    pub max: Option<f64>,
+    /// Severity (default `fail`).
+    #[serde(default = "fail")]
+    pub severity: Severity,
+}
+
+impl Validate for TimelineRule {
+    const EXPECTING: &'static str = "a timeline rule (metric, and max_regression_percent or max)";
+    fn validate(&self) -> Result<(), String> {
+        if self.max_regression_percent.is_none() && self.max.is_none() {
+            return Err(format!(
+                "`{}` has no limit: give max_regression_percent, max or both",
+                self.metric.as_str()
+            ));
+        }
+        if self.metric == TimelineMetric::IdlePercent && self.max.is_some_and(|m| m > 100.0) {
+            return Err("`max` of idle_percent is a % of total time: at most 100".to_string());
+        }
+        Ok(())
+    }
+}
+
+/// A minimum roofline efficiency for one category.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EfficiencyRule {
+    /// The category (`GEMM`, `SDPA_fwd`, …).
+    #[serde(deserialize_with = "de::category")]
+    pub category: Category,
+    /// Smallest acceptable efficiency: roofline time / measured time, %.
+    #[serde(deserialize_with = "de::percent_0_100")]
+    pub min_percent: f64,
+    /// Only rows with at least this share of the candidate's GPU time, %.
+    #[serde(default = "five", deserialize_with = "de::percent_0_100")]
+    pub min_share_percent: f64,
+    /// Severity (default `warn`).
+    #[serde(default = "warn")]
+    pub severity: Severity,
+}
+
+impl Validate for EfficiencyRule {
+    const EXPECTING: &'static str = "an efficiency rule (category and min_percent)";
+    fn validate(&self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// A budget for the ops a matcher selects. Limits apply to the matched rows
+/// together (their sum), on the candidate.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Budget {
+    /// A name shown with its findings.
+    #[serde(default)]
+    pub label: Option<String>,
+    /// The ops it covers.
+    #[serde(rename = "match")]
+    pub matcher: OpMatcher,
+    /// Largest GPU time per step (per run without steps), µs.
+    #[serde(default, deserialize_with = "de::opt_non_negative")]
+    pub max_time_per_step_us: Option<f64>,
+    /// Largest share of total GPU time, %.
+    #[serde(default, deserialize_with = "de::opt_percent_0_100")]
+    pub max_share_percent: Option<f64>,
+    /// Largest increase of their time against the baseline, % (raised to
+    /// the noise floor).
+    #[serde(default, deserialize_with = "de::opt_non_negative")]
+    pub max_regression_percent: Option<f64>,
+    /// Largest number of calls per step (per run without steps).
+    #[serde(default)]
+    pub max_count: Option<u64>,
+    /// Severity (default `fail`).
+    #[serde(default = "fail")]
+    pub severity: Severity,
+}
+
+impl Validate for Budget {
+    const EXPECTING: &'static str = "a budget (match, and at least one limit)";
+    fn validate(&self) -> Result<(), String> {
+        if self.max_time_per_step_us.is_none()
+            && self.max_share_percent.is_none()
+            && self.max_regression_percent.is_none()
+            && self.max_count.is_none()
+        {
+            return Err(
+                "a budget needs a limit: max_time_per_step_us, max_share_percent, \
+                 max_regression_percent or max_count"
+                    .to_string(),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Ops only the candidate has.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NewOps {
+    /// Severity (default `info`).
+    pub severity: Severity,
+    /// Only ops with at least this share of the candidate's GPU time, %
+    /// (the others are counted, not listed).
+    #[serde(deserialize_with = "de::percent_0_100")]
+    pub min_share_percent: f64,
+}
+
+impl Default for NewOps {
+    fn default() -> NewOps {
+        NewOps {
+            severity: Severity::Info,
+            min_share_percent: 1.0,
+        }
+    }
+}
+
+/// Ops only the baseline has.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MissingOps {
+    /// Severity (default `warn`).
+    pub severity: Severity,
+    /// Only ops with at least this share of the baseline's GPU time, %.
+    #[serde(deserialize_with = "de::percent_0_100")]
+    pub min_share_percent: f64,
+}
+
+impl Default for MissingOps {
+    fn default() -> MissingOps {
+        MissingOps {
+            severity: Severity::Warn,
+            min_share_percent: 1.0,
+        }
+    }
+}
+
+/// Which findings get replay packages (self-contained reproducers).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Replay {
+    /// Findings of these severities get a package.
+    pub severities: Vec<Severity>,
+    /// At most this many packages per check, highest priority first.
+    pub max_packages: usize,
+    /// Only ops whose argument schema tracegate knows how to rebuild.
+    pub only_known_schema: bool,
+}
+
+impl Default for Replay {
+    fn default() -> Replay {
+        Replay {
+            severities: vec![Severity::Fail, Severity::Warn],
+            max_packages: 20,
+            only_known_schema: true,
+        }
+    }
+}
+
+fn fail() -> Severity {
+    Severity::Fail
+}
+
+fn warn() -> Severity {
+    Severity::Warn
+}
+
+fn five() -> f64 {
+    5.0
+}

@@ -1,0 +1,298 @@
+//! The stored form of a snapshot: the format marker and version, the
+//! environment fingerprint, the timeline, steps, op rows and counts. Plain
+//! serde data; adding a field is a minor version, changing one a major.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::analysis::hardware::{Catalog, Hardware};
+use crate::analysis::ops::category::Category;
+use crate::analysis::ops::stats::Stats;
+use crate::analysis::profile::OpModel;
+use crate::analysis::timeline::Breakdown;
+use crate::gate::verdict::EnvironmentSummary;
+
+/// The `format` value every snapshot carries.
+pub const SNAPSHOT_FORMAT: &str = "tracegate-snapshot";
+
+/// The snapshot version this tracegate writes (and the major it reads).
+pub const SNAPSHOT_VERSION: SnapshotVersion = SnapshotVersion { major: 1, minor: 0 };
+
+/// At most this many per-invocation samples are kept per op row.
+pub const MAX_SAMPLES: usize = 64;
+
+/// A snapshot format version.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct SnapshotVersion {
+    /// Incompatible changes.
+    pub major: u32,
+    /// Compatible additions.
+    pub minor: u32,
+}
+
+impl fmt::Display for SnapshotVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.major, self.minor)
+    }
+}
+
+/// The compact profile of one trace.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Snapshot {
+    /// Always [`SNAPSHOT_FORMAT`]; the first key in the file.
+    pub format: String,
+    /// The format version ([`SNAPSHOT_VERSION`] when written by this tracegate).
+    pub version: SnapshotVersion,
+    /// The tracegate version that wrote it.
+    pub tracegate_version: String,
+    /// The workload: the trace file's name without `.json`, `.gz`,
+    /// `.snapshot`, `.pt.trace` suffixes ([`workload_name`](super::workload_name)).
+    pub workload: String,
+    /// Hardware, software and the trace file.
+    pub fingerprint: Fingerprint,
+    /// Whether the trace has any GPU work.
+    pub has_gpu_activity: bool,
+    /// GPU timeline over linked GPU work, µs.
+    pub timeline: Breakdown,
+    /// One entry per `ProfilerStep#N`.
+    #[serde(default)]
+    pub steps: Vec<StepSnapshot>,
+    /// Op rows, most direct kernel time first.
+    #[serde(default)]
+    pub ops: Vec<OpSnapshot>,
+    /// Kernels shorter than [`crate::analysis::profile::SHORT_KERNEL_US`].
+    #[serde(default)]
+    pub short_kernels: ShortKernelCounts,
+    /// GPU idle time split by cause.
+    #[serde(default)]
+    pub idle: IdleCounts,
+    /// What did not add up in the trace.
+    #[serde(default)]
+    pub anomalies: AnomalyCounts,
+}
+
+/// The environment a trace was recorded in, and the trace file itself.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Fingerprint {
+    /// GPU names from `deviceProperties`, with how many of each.
+    pub gpus: Vec<GpuCount>,
+    /// Devices in `deviceProperties`.
+    pub gpu_count: u64,
+    /// Devices that ran GPU work in the trace.
+    pub active_devices: Vec<i64>,
+    /// Catalog hardware the analysis used (`H100 SXM`), when known.
+    pub hardware: Option<String>,
+    /// How it was chosen: `detected`, `given` or `unknown`.
+    pub hardware_how: String,
+    /// `CUDA` or `ROCm`.
+    pub platform: Option<String>,
+    /// `cuda_runtime_version` as recorded (e.g. `12040`).
+    pub cuda_runtime_version: Option<String>,
+    /// `cuda_driver_version`.
+    pub cuda_driver_version: Option<String>,
+    /// `hip_runtime_version`.
+    pub hip_runtime_version: Option<String>,
+    /// `hip_driver_version`.
+    pub hip_driver_version: Option<String>,
+    /// `cupti_version` / `roctracer_version`.
+    pub tracer_version: Option<String>,
+    /// PyTorch version, when the trace metadata records one
+    /// ([`pytorch_version`](super::pytorch_version); set by the caller, the profile does not carry it).
+    pub pytorch_version: Option<String>,
+    /// `distributedInfo.rank`.
+    pub rank: Option<i64>,
+    /// `distributedInfo.world_size`.
+    pub world_size: Option<i64>,
+    /// `distributedInfo.backend`.
+    pub distributed_backend: Option<String>,
+    /// SHA-256 of the trace file as stored (compressed or not), lower-case hex.
+    pub trace_sha256: String,
+    /// Size of the trace file as stored, bytes.
+    pub trace_bytes: u64,
+    /// Size of the uncompressed trace JSON, bytes.
+    pub trace_json_bytes: u64,
+}
+
+/// One GPU name and how many devices carry it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GpuCount {
+    /// `deviceProperties` name.
+    pub name: String,
+    /// Devices with that name.
+    pub count: u64,
+}
+
+impl Fingerprint {
+    /// GPUs as text: `1 × NVIDIA H100 80GB HBM3`, several names joined by
+    /// `, `; `unknown` when the trace lists none.
+    pub fn gpus_text(&self) -> String {
+        if self.gpus.is_empty() {
+            return "unknown".to_string();
+        }
+        self.gpus
+            .iter()
+            .map(|g| format!("{} × {}", g.count, g.name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// The runtime as text: `CUDA 12.4` (from `12040`), `HIP 6.4` (from
+    /// `60443483`); the raw value when it is not a number; `None` when the
+    /// trace records neither.
+    pub fn runtime_text(&self) -> Option<String> {
+        if let Some(cuda) = &self.cuda_runtime_version {
+            return Some(match cuda.trim().parse::<u64>() {
+                Ok(v) => format!("CUDA {}.{}", v / 1000, (v % 1000) / 10),
+                Err(_) => format!("CUDA {cuda}"),
+            });
+        }
+        let hip = self.hip_runtime_version.as_ref()?;
+        Some(match hip.trim().parse::<u64>() {
+            // HIP_VERSION = major·10⁷ + minor·10⁵ + patch.
+            Ok(v) => format!("HIP {}.{}", v / 10_000_000, (v / 100_000) % 100),
+            Err(_) => format!("HIP {hip}"),
+        })
+    }
+
+    /// The catalog entry of [`Fingerprint::hardware`], when the catalog has it.
+    pub fn catalog_hardware(&self, catalog: &Catalog) -> Option<Hardware> {
+        catalog.by_name(self.hardware.as_deref()?).cloned()
+    }
+
+    /// The environment line of a verdict, for a side combining `runs` runs.
+    pub fn summary(&self, runs: usize) -> EnvironmentSummary {
+        EnvironmentSummary {
+            gpus: self.gpus_text(),
+            hardware: self.hardware.clone(),
+            runtime: self.runtime_text(),
+            pytorch: self.pytorch_version.clone(),
+            distributed: self.world_size.filter(|&w| w > 1).map(|world| {
+                format!(
+                    "rank {} of {world}",
+                    self.rank.map_or("?".to_string(), |r| r.to_string())
+                )
+            }),
+            runs,
+        }
+    }
+}
+
+/// One profiler step.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StepSnapshot {
+    /// `N` of `ProfilerStep#N`.
+    pub number: u64,
+    /// Host duration of the step, µs.
+    pub host_duration_us: f64,
+    /// GPU timeline of the work launched in the step, µs.
+    pub timeline: Breakdown,
+    /// Sum of the step's op invocations' direct kernel time, µs.
+    pub kernel_time_us: f64,
+}
+
+/// The comparison key of an op row: name and argument lists (Python tuple
+/// text). It is TraceLens's unique-args key without the process and thread
+/// labels, which carry process and thread ids that change from run to run.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct OpKey {
+    /// Op name.
+    pub name: String,
+    /// `Input Dims`.
+    pub input_dims: String,
+    /// `Input type`.
+    pub input_type: String,
+    /// `Input Strides`.
+    pub input_strides: String,
+    /// `Concrete Inputs`.
+    pub concrete_inputs: String,
+}
+
+/// One op row: an op name with one set of arguments. Rows of the profile
+/// that differ only in process or thread are merged.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OpSnapshot {
+    /// Op name.
+    pub name: String,
+    /// `Input Dims`, Python tuple.
+    pub input_dims: String,
+    /// `Input type`, Python tuple.
+    pub input_type: String,
+    /// `Input Strides`, Python tuple.
+    pub input_strides: String,
+    /// `Concrete Inputs`, Python tuple.
+    pub concrete_inputs: String,
+    /// Category.
+    pub category: Category,
+    /// `nn.Module` path of the earliest invocation, when recorded.
+    pub module_path: Option<String>,
+    /// Direct kernel time per invocation, µs, over every invocation.
+    pub direct: Stats,
+    /// Up to [`MAX_SAMPLES`] per-invocation direct kernel times, µs, evenly
+    /// spaced over the invocations in host-time order (all of them when
+    /// there are no more than that).
+    pub samples_us: Vec<f64>,
+    /// Direct kernel time per profiler step: `(step number, µs)`.
+    #[serde(default)]
+    pub step_us: Vec<(u64, f64)>,
+    /// Kernel names launched by the earliest invocation, in order.
+    #[serde(default)]
+    pub kernel_sequence: Vec<String>,
+    /// FLOPs and bytes of one invocation, when a perf model covers the op.
+    #[serde(default)]
+    pub model: Option<OpModel>,
+}
+
+impl OpSnapshot {
+    /// The row's comparison key.
+    pub fn key(&self) -> OpKey {
+        OpKey {
+            name: self.name.clone(),
+            input_dims: self.input_dims.clone(),
+            input_type: self.input_type.clone(),
+            input_strides: self.input_strides.clone(),
+            concrete_inputs: self.concrete_inputs.clone(),
+        }
+    }
+}
+
+/// Short-kernel totals.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ShortKernelCounts {
+    /// Kernels shorter than the threshold.
+    pub count: u64,
+    /// Their total duration, µs.
+    pub time_us: f64,
+}
+
+/// The GPU's idle time split by cause (see [`crate::analysis::profile::IdleSplit`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct IdleCounts {
+    /// Gaps where the host had not issued the next launch yet, µs.
+    pub host_wait_us: f64,
+    /// Gaps with the next launch already queued, µs.
+    pub kernel_wait_us: f64,
+}
+
+/// Anomaly counts (see [`crate::analysis::profile::Anomalies`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AnomalyCounts {
+    /// Timed events with a negative duration.
+    pub negative_durations: u64,
+    /// Timed events without `ts` or `dur`.
+    pub missing_times: u64,
+    /// GPU work with no launch in the trace.
+    pub gpu_without_launch: u64,
+    /// Kernel launches with no GPU work.
+    pub launches_without_gpu: u64,
+    /// Launches sharing a correlation id.
+    pub duplicate_correlations: u64,
+    /// Partially overlapping host events.
+    pub improper_nesting: u64,
+    /// GPU work starting before the previous work on its stream ended.
+    pub stream_overlaps: u64,
+}

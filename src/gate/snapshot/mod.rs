@@ -1,0 +1,50 @@
+//! Snapshots: the compact, versioned profile of one trace, stored as a
+//! baseline (in the repository, a cache or a CI artifact) and compared with a
+//! candidate by [`crate::gate::compare`].
+//!
+//! A snapshot is gzip-compressed JSON whose first key is
+//! `"format": "tracegate-snapshot"`, so [`is_snapshot`] can tell it from a
+//! trace by reading the first kilobyte. It holds the environment fingerprint,
+//! the GPU timeline (whole and per step), one entry per op row (name, shapes,
+//! dtypes, strides, concrete inputs) with its statistics, a bounded
+//! deterministic sample of per-invocation kernel times, per-step totals, the
+//! kernel-name sequence and the perf model, plus short-kernel, idle and
+//! anomaly counts.
+//!
+//! # Versions
+//!
+//! `version.major` changes when a field's meaning changes or a field goes
+//! away; a reader refuses other majors with [`SnapshotError::Incompatible`].
+//! `version.minor` changes when fields are added: unknown fields are ignored
+//! on reading, so an older tracegate reads a newer minor version.
+//!
+//! # Determinism
+//!
+//! The same trace gives byte-identical snapshot files: op rows keep the
+//! analysis order, samples are picked by position, the gzip header has no
+//! file name and a zero mtime.
+//!
+//! # Files
+//!
+//! `format.rs` holds the stored types; `from_profile.rs` builds them from an
+//! analysed profile; `io.rs` writes and reads the gzip JSON, checks the
+//! version and sniffs files; `source.rs` names the workload and finds the
+//! PyTorch version; `sha256.rs` hashes the trace file.
+
+mod format;
+mod from_profile;
+mod io;
+mod sha256;
+mod source;
+#[cfg(test)]
+#[allow(clippy::print_stderr)] // corpus tests say when they skip, and print sizes
+pub(crate) mod tests;
+
+pub use format::{
+    AnomalyCounts, Fingerprint, GpuCount, IdleCounts, MAX_SAMPLES, OpKey, OpSnapshot,
+    SNAPSHOT_FORMAT, SNAPSHOT_VERSION, ShortKernelCounts, Snapshot, SnapshotVersion, StepSnapshot,
+};
+pub use from_profile::spaced_sample;
+pub use io::{SNIFF_BYTES, SnapshotError, is_snapshot};
+pub use sha256::{Sha256, sha256_file, sha256_hex};
+pub use source::{pytorch_version, workload_name};

@@ -1,0 +1,160 @@
+//! Statistics tests: the generator against its reference, medians, the
+//! bootstrap intervals and p-values, and the false-discovery adjustment.
+
+use super::*;
+
+#[test]
+fn splitmix64_matches_the_reference_sequence() {
+    // Vigna's splitmix64.c seeded with 1234567.
+    let mut rng = SplitMix64::new(1_234_567);
+    assert_eq!(rng.next_u64(), 6_457_827_717_110_365_317);
+    assert_eq!(rng.next_u64(), 3_203_168_211_198_807_973);
+    assert_eq!(rng.next_u64(), 9_817_491_932_198_370_423);
+    let mut counts = [0u32; 4];
+    for _ in 0..4000 {
+        counts[rng.below(4)] += 1;
+    }
+    assert!(
+        counts.iter().all(|&c| (900..1100).contains(&c)),
+        "{counts:?}"
+    );
+}
+
+#[test]
+fn medians_and_quantiles() {
+    assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+    assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
+    assert_eq!(median(&[]), None);
+    let sorted = [1.0, 2.0, 3.0, 4.0, 5.0];
+    assert_eq!(quantile_sorted(&sorted, 0.0), Some(1.0));
+    assert_eq!(quantile_sorted(&sorted, 0.5), Some(3.0));
+    assert_eq!(quantile_sorted(&sorted, 0.1), Some(1.4));
+    assert_eq!(quantile_sorted(&sorted, 1.0), Some(5.0));
+    assert_eq!(quantile_sorted(&[], 0.5), None);
+    assert_eq!(ratio(0.0, 0.0), 1.0);
+    assert_eq!(ratio(1.0, 0.0), f64::INFINITY);
+}
+
+fn spread_sample(n: usize, center: f64) -> Vec<f64> {
+    // Deterministic, asymmetric spread of ±20% around `center`.
+    (0..n)
+        .map(|i| center * (0.8 + 0.4 * ((i * 7919) % n) as f64 / n as f64))
+        .collect()
+}
+
+#[test]
+fn identical_samples_give_ratio_one_and_an_interval_containing_one() {
+    let sample = spread_sample(40, 100.0);
+    for estimate in [
+        ratio_of_medians_ci(&sample, &sample, 0.95, 2000, 7),
+        paired_ratio_of_medians_ci(&sample, &sample, 0.95, 2000, 7),
+    ] {
+        assert_eq!(estimate.ratio, 1.0);
+        let interval = estimate.interval.expect("40 samples a side");
+        assert!(interval.contains(1.0), "{interval:?}");
+        assert_eq!(estimate.replicates.len(), 2000);
+    }
+    let paired = paired_ratio_of_medians_ci(&sample, &sample, 0.95, 500, 7);
+    assert_eq!(paired.resampling, Resampling::Paired);
+    assert_eq!(
+        paired.interval,
+        Some(RatioInterval {
+            low: 1.0,
+            high: 1.0
+        })
+    );
+}
+
+#[test]
+fn a_clean_thirty_percent_shift_excludes_one_point_two() {
+    let baseline = spread_sample(50, 100.0);
+    let candidate: Vec<f64> = spread_sample(50, 100.0).iter().map(|x| x * 1.3).collect();
+    let independent = ratio_of_medians_ci(&baseline, &candidate, 0.95, 2000, 11);
+    assert!((independent.ratio - 1.3).abs() < 1e-12);
+    let interval = independent.interval.expect("interval");
+    assert!(
+        interval.low > 1.2 && interval.contains(1.3) && interval.high < 1.45,
+        "{interval:?}"
+    );
+    // The 95% lower bound exceeds 1.2, so fewer than 2.5% of replicates lie at or below it.
+    assert!(independent.p_value_above(1.2).expect("replicates") < 0.025);
+    assert!(independent.p_value_below(1.2).expect("replicates") > 0.975);
+    let paired = paired_ratio_of_medians_ci(&baseline, &candidate, 0.95, 2000, 11);
+    let interval = paired.interval.expect("interval");
+    assert!((interval.low - 1.3).abs() < 1e-12 && (interval.high - 1.3).abs() < 1e-12);
+    assert_eq!(paired.p_value_above(1.2), Some(0.0));
+    // A wider interval at a higher confidence level, from the same replicates.
+    let wide = independent.interval_at(0.999).expect("replicates");
+    let narrow = independent.interval.expect("interval");
+    assert!(wide.low <= narrow.low && wide.high >= narrow.high);
+}
+
+#[test]
+fn the_same_seed_gives_the_same_interval() {
+    let baseline = spread_sample(30, 10.0);
+    let candidate = spread_sample(37, 11.0);
+    let a = ratio_of_medians_ci(&baseline, &candidate, 0.9, 1000, 42);
+    let b = ratio_of_medians_ci(&baseline, &candidate, 0.9, 1000, 42);
+    assert_eq!(a, b);
+    let c = ratio_of_medians_ci(&baseline, &candidate, 0.9, 1000, 43);
+    assert_ne!(a.replicates, c.replicates);
+    // Unequal lengths cannot be paired.
+    let fallback = paired_ratio_of_medians_ci(&baseline, &candidate, 0.9, 1000, 42);
+    assert_eq!(fallback.resampling, Resampling::Independent);
+    assert_eq!(fallback, a);
+}
+
+#[test]
+fn one_sample_on_a_side_gives_no_interval() {
+    let estimate = ratio_of_medians_ci(&[10.0], &[12.0, 13.0, 11.0], 0.95, 1000, 1);
+    assert!((estimate.ratio - 1.2).abs() < 1e-12);
+    assert_eq!(estimate.interval, None);
+    assert!(!estimate.has_interval());
+    assert_eq!(estimate.resampling, Resampling::None);
+    assert_eq!(estimate.p_value_above(1.0), None);
+    assert!(ratio_of_medians_ci(&[], &[1.0], 0.95, 10, 1).ratio.is_nan());
+}
+
+#[test]
+fn benjamini_hochberg_reproduces_the_paper() {
+    // Benjamini & Hochberg (1995), section 4: 15 p-values; at q = 0.05
+    // the procedure rejects the four smallest.
+    let p = [
+        0.0001, 0.0004, 0.0019, 0.0095, 0.0201, 0.0278, 0.0298, 0.0344, 0.0459, 0.3240, 0.4262,
+        0.5719, 0.6528, 0.7590, 1.0000,
+    ];
+    let adjusted = bh_adjust(&p);
+    let rejected = adjusted.iter().filter(|&&a| a <= 0.05).count();
+    assert_eq!(rejected, 4);
+    assert!((adjusted[3] - 0.0095 * 15.0 / 4.0).abs() < 1e-12);
+    assert!((adjusted[4] - 0.0201 * 15.0 / 5.0).abs() < 1e-12);
+}
+
+#[test]
+fn benjamini_hochberg_by_hand() {
+    // Sorted 0.01, 0.03, 0.04, 0.2 → m/i·p = 0.04, 0.06, 0.0533, 0.2;
+    // running minimum from the top: 0.04, 0.0533, 0.0533, 0.2.
+    let adjusted = bh_adjust(&[0.01, 0.04, 0.03, 0.2]);
+    let expected = [0.04, 0.16 / 3.0, 0.16 / 3.0, 0.2];
+    for (a, e) in adjusted.iter().zip(expected) {
+        assert!((a - e).abs() < 1e-12, "{adjusted:?}");
+    }
+    assert_eq!(bh_adjust(&[]), Vec::<f64>::new());
+    assert_eq!(bh_adjust(&[f64::NAN, 0.9]), vec![1.0, 1.0]);
+}
+
+#[test]
+fn noise_is_the_largest_relative_deviation_from_the_median() {
+    assert_eq!(max_relative_deviation(&[100.0]), None);
+    assert_eq!(max_relative_deviation(&[100.0, 100.0]), Some(0.0));
+    let noise = max_relative_deviation(&[100.0, 104.0, 98.0]).expect("three runs");
+    assert!((noise - 0.04).abs() < 1e-12);
+}
+
+#[test]
+fn row_seeds_depend_on_every_part() {
+    let a = seed_from_parts(1, &["aten::mm", "((2, 3),)"]);
+    assert_eq!(a, seed_from_parts(1, &["aten::mm", "((2, 3),)"]));
+    assert_ne!(a, seed_from_parts(2, &["aten::mm", "((2, 3),)"]));
+    assert_ne!(a, seed_from_parts(1, &["aten::m", "m((2, 3),)"]));
+}

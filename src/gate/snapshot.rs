@@ -911,7 +911,7 @@ pub(crate) mod tests {
         }
         let trace = crate::trace::load_file(&path, &mut |_| {}).expect("corpus trace loads");
         let tree = crate::trace::link::link(&trace);
-        let profile = crate::analysis::profile::analyse(&trace, &tree);
+        let profile = crate::analysis::analyse::analyse(&trace, &tree);
         let (sha, bytes) = sha256_file(&path).expect("corpus trace readable");
         let entry = (profile, sha, bytes);
         cache

@@ -65,7 +65,7 @@ fn main() {
         link.push(start.elapsed());
 
         let start = Instant::now();
-        let profile = tracegate::analysis::profile::analyse(&trace, &tree);
+        let profile = tracegate::analysis::analyse::analyse(&trace, &tree);
         analyse.push(start.elapsed());
         black_box(&profile);
     }
@@ -97,7 +97,7 @@ fn main() {
     row("gunzip only (floor)", &gunzip);
     row("trace::load_file", &load);
     row("tree::link", &link);
-    row("profile::analyse", &analyse);
+    row("analyse::analyse", &analyse);
     row("load + link + analyse", &total);
 }
 

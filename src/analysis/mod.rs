@@ -2,11 +2,23 @@
 //! per timeline bucket, step, op, unique argument set and kernel, with
 //! FLOPs/bytes models, efficiency against the hardware's roofline and a
 //! diagnosis.
+//!
+//! [`analyse`] orchestrates; each table is built by the module named for it
+//! (`op_tables`, `kernels`, `idle`, `sync`, `environment`, `anomalies`) from
+//! the GPU work `gpu_work` collects once. `profile` holds only the data.
 
+pub mod analyse;
+mod anomalies;
 pub mod diagnose;
+mod environment;
+mod gpu_work;
 pub mod hardware;
+mod idle;
+mod kernels;
+mod op_tables;
 pub mod ops;
 pub mod perf;
 pub mod perf_model;
 pub mod profile;
+mod sync;
 pub mod timeline;

@@ -7,8 +7,8 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use tracegate::analysis::analyse::{self, AnalysisOptions};
 use tracegate::analysis::hardware::Hardware;
-use tracegate::analysis::profile::{self, AnalysisOptions};
 use tracegate::gate::compare::{self, CompareOptions};
 use tracegate::gate::judge::{self, Workload};
 use tracegate::gate::policy::{HardwareChoice, Policy};
@@ -70,7 +70,7 @@ pub fn snapshot_of_trace(
         .map_err(|e| Failure::input(format!("{}: cannot read: {e}", path.display())))?;
     let trace = load_with_progress(path, quiet)?;
     let tree = link::link(&trace);
-    let profile = profile::analyse_with(&trace, &tree, options);
+    let profile = analyse::analyse_with(&trace, &tree, options);
     let mut snapshot = Snapshot::from_profile(&profile, sha256, bytes);
     snapshot.fingerprint.pytorch_version = snapshot::pytorch_version(&trace.metadata);
     Ok(snapshot)

@@ -15,8 +15,9 @@ use std::time::Duration;
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use tracegate::analysis::analyse::{self, AnalysisOptions};
 use tracegate::analysis::hardware::{self, Catalog};
-use tracegate::analysis::profile::{self, AnalysisOptions, Profile};
+use tracegate::analysis::profile::Profile;
 use tracegate::gate::policy::{self, Pattern, Policy};
 use tracegate::gate::snapshot;
 use tracegate::gate::verdict::{VERDICT_SCHEMA_VERSION, Verdict};
@@ -440,7 +441,7 @@ fn report_command(args: &ReportArgs) -> Result<(), Failure> {
     let options = args.hardware.options()?;
     let trace = load_with_progress(&args.trace, args.quiet)?;
     let tree = link::link(&trace);
-    let profile = profile::analyse_with(&trace, &tree, &options);
+    let profile = analyse::analyse_with(&trace, &tree, &options);
     match args.format {
         Format::Csv => {
             let dir = args.out_dir.as_deref().expect("checked above");
@@ -623,7 +624,7 @@ fn replay_command(args: &ReplayArgs) -> Result<(), Failure> {
         .map_err(|e| Failure::input(format!("--dims: {e}")))?;
     let trace = load_with_progress(&args.trace, args.quiet)?;
     let tree = link::link(&trace);
-    let profile = profile::analyse(&trace, &tree);
+    let profile = analyse::analyse(&trace, &tree);
     let rows = replay::rows_matching(&profile.unique_args, &name, dims.as_ref());
     let built: Vec<_> = if rows.is_empty() {
         replay::events_matching(&trace, &name, dims.as_ref())

@@ -8,13 +8,14 @@
 //! > 5% or a notable pattern, low = the rest.
 
 pub mod patterns;
+mod signals;
 
 use serde::Serialize;
 
 use crate::analysis::hardware::ComputeSpec;
 use crate::analysis::ops::stats::percent;
-use crate::analysis::profile::Profile;
 use patterns::{Pattern, PatternKind};
+pub use signals::Signals;
 
 /// An op row with a perf model, as the diagnosis needs it.
 #[derive(Clone, Debug)]
@@ -206,16 +207,16 @@ const MIN_SHARE_FOR_EFFICIENCY_PRIORITY: f64 = 1.0;
 /// A memory-bound op below this fraction of the elementwise baseline is flagged.
 const BELOW_BASELINE_FRACTION: f64 = 0.5;
 
-/// Diagnoses a profile from its modelled ops, the platform's peaks and the
-/// detected patterns.
+/// Diagnoses an analysis from its signals, its modelled ops, the platform's
+/// peaks and the detected patterns.
 pub fn diagnose(
-    profile: &Profile,
+    signals: &Signals,
     modelled: &[ModelledOp],
     peaks: Option<Peaks>,
     patterns: Vec<Pattern>,
 ) -> Diagnosis {
-    let compute_us = profile.timeline.computation_time;
-    let total_us = profile.timeline.total_time;
+    let compute_us = signals.timeline.computation_time;
+    let total_us = signals.timeline.total_time;
     let pattern_ops: Vec<&str> = patterns
         .iter()
         .flat_map(|p| p.ops.iter().map(String::as_str))
@@ -231,7 +232,7 @@ pub fn diagnose(
             .then(b.kernel_time_us.total_cmp(&a.kernel_time_us))
     });
     let (elementwise_baseline_tb_s, below_elementwise_baseline) = elementwise_baseline(&ops);
-    let (primary, evidence) = classify(profile, &ops);
+    let (primary, evidence) = classify(signals, &ops);
     Diagnosis {
         primary,
         evidence,
@@ -418,8 +419,8 @@ fn elementwise_baseline(ops: &[OpAssessment]) -> (Option<f64>, Vec<String>) {
     (Some(baseline), below)
 }
 
-fn classify(profile: &Profile, ops: &[OpAssessment]) -> (Bottleneck, Vec<Evidence>) {
-    let t = &profile.timeline;
+fn classify(signals: &Signals, ops: &[OpAssessment]) -> (Bottleneck, Vec<Evidence>) {
+    let t = &signals.timeline;
     let total = t.total_time;
     let pct = |part: f64| percent(part, total);
     let mut evidence = vec![
@@ -435,7 +436,7 @@ fn classify(profile: &Profile, ops: &[OpAssessment]) -> (Bottleneck, Vec<Evidenc
         },
         Evidence {
             metric: "idle waiting for the host".into(),
-            value: format!("{:.1}%", pct(profile.idle.host_wait_us)),
+            value: format!("{:.1}%", pct(signals.host_wait_us)),
             threshold: "≥ 20% with mostly short kernels → launch-overhead".into(),
         },
     ];
@@ -445,14 +446,13 @@ fn classify(profile: &Profile, ops: &[OpAssessment]) -> (Bottleneck, Vec<Evidenc
     if pct(t.exposed_comm_time) >= 15.0 {
         return (Bottleneck::CommunicationBound, evidence);
     }
-    let sync_share = percent(profile.sync.time_us, profile.sync.host_span_us);
+    let sync_share = percent(signals.sync_time_us, signals.host_span_us);
     evidence.push(Evidence {
         metric: "host blocked in synchronisation".into(),
         value: format!("{sync_share:.1}% of the host span"),
         threshold: "≥ 20% with ≥ 20% GPU idle → sync-bound".into(),
     });
-    let kernels: u64 = profile.kernels.iter().map(|k| k.duration.count).sum();
-    let short: u64 = profile.short_kernel_histogram.iter().map(|b| b.count).sum();
+    let (kernels, short) = (signals.kernels, signals.short_kernels);
     let short_share = if kernels > 0 {
         short as f64 / kernels as f64 * 100.0
     } else {
@@ -463,7 +463,7 @@ fn classify(profile: &Profile, ops: &[OpAssessment]) -> (Bottleneck, Vec<Evidenc
         value: format!("{short_share:.0}% of {kernels}"),
         threshold: "≥ 50% → launch overhead likely".into(),
     });
-    if pct(profile.idle.host_wait_us) >= 20.0 && short_share >= 50.0 {
+    if pct(signals.host_wait_us) >= 20.0 && short_share >= 50.0 {
         return (Bottleneck::LaunchOverhead, evidence);
     }
     if sync_share >= 20.0 && pct(t.idle_time) >= 20.0 {
@@ -488,7 +488,7 @@ fn classify(profile: &Profile, ops: &[OpAssessment]) -> (Bottleneck, Vec<Evidenc
         threshold: "the larger side names the bottleneck".into(),
     });
     if modelled <= 0.0 {
-        if pct(profile.idle.host_wait_us) >= 20.0 {
+        if pct(signals.host_wait_us) >= 20.0 {
             return (Bottleneck::LaunchOverhead, evidence);
         }
         return (Bottleneck::Undetermined, evidence);

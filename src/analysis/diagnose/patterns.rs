@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::analysis::profile::{Profile, SHORT_KERNEL_US};
+use super::signals::Signals;
 use crate::analysis::timeline::{Interval, IntervalSet};
 use crate::trace::link::{NONE, Tree};
 use crate::trace::{FxHashMap, Kind, Trace};
@@ -71,14 +71,14 @@ impl OpTimes {
     }
 }
 
-/// Detects the patterns in a linked trace and its profile.
-pub fn detect(trace: &Trace, tree: &Tree, profile: &Profile) -> Vec<Pattern> {
+/// Detects the patterns in a linked trace and the signals of its analysis.
+pub fn detect(trace: &Trace, tree: &Tree, signals: &Signals) -> Vec<Pattern> {
     let times = OpTimes::collect(trace, tree);
     let mut patterns = Vec::new();
     patterns.extend(unfused_attention(trace, tree, &times));
     patterns.extend(tiny_batched_gemms(trace, &times));
     patterns.extend(conv_layout_transposes(trace, &times));
-    patterns.extend(launch_overhead(profile));
+    patterns.extend(launch_overhead(signals));
     patterns
 }
 
@@ -251,28 +251,24 @@ fn conv_layout_transposes(trace: &Trace, times: &OpTimes) -> Option<Pattern> {
     })
 }
 
-fn launch_overhead(profile: &Profile) -> Option<Pattern> {
-    let kernels: u64 = profile.kernels.iter().map(|k| k.duration.count).sum();
-    let short: u64 = profile
-        .short_kernel_histogram
-        .iter()
-        .map(|bin| bin.count)
-        .sum();
-    let total = profile.timeline.total_time;
+fn launch_overhead(signals: &Signals) -> Option<Pattern> {
+    let (kernels, short) = (signals.kernels, signals.short_kernels);
+    let total = signals.timeline.total_time;
     if kernels == 0 || total <= 0.0 {
         return None;
     }
     let short_share = short as f64 / kernels as f64;
-    let host_wait_share = profile.idle.host_wait_us / total;
+    let host_wait_share = signals.host_wait_us / total;
+    let short_kernel_us = signals.short_kernel_us;
     (short_share >= 0.5 && host_wait_share >= 0.1).then(|| Pattern {
         kind: PatternKind::LaunchOverhead,
         evidence: format!(
-            "{short} of {kernels} kernels ({:.0}%) run under {SHORT_KERNEL_US} µs and the GPU waits {:.1}% of the time \
+            "{short} of {kernels} kernels ({:.0}%) run under {short_kernel_us} µs and the GPU waits {:.1}% of the time \
              for the host to launch the next one: CUDA graphs or fusion (torch.compile) cut launches",
             short_share * 100.0,
             host_wait_share * 100.0
         ),
-        time_us: profile.idle.host_wait_us,
+        time_us: signals.host_wait_us,
         ops: Vec::new(),
     })
 }

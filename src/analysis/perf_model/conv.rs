@@ -8,10 +8,10 @@
 //! Backward: the input gradient and the weight gradient each cost one
 //! forward convolution; the bias gradient reads dY once.
 
-use super::{
-    Args, Dtype, Family, NoModel, PerfModel, bool_repr, numel, params, str_repr, str_tuple_repr,
-    tuple_repr,
-};
+use super::args::{Args, numel};
+use super::dtype::Dtype;
+use super::family::{Family, NoModel, PerfModel};
+use super::repr::{bool_repr, params, str_repr, str_tuple_repr, tuple_repr};
 
 /// Whether this module models the op.
 pub fn handles(name: &str) -> bool {
@@ -242,7 +242,7 @@ fn parse_mask(args: &Args, i: usize) -> Result<[bool; 3], NoModel> {
         .strip_prefix('[')
         .and_then(|t| t.strip_suffix(']'))
         .ok_or_else(|| args.bad(format!("output_mask not recorded: `{text}`")))?;
-    let flags: Option<Vec<bool>> = inner.split(',').map(super::parse_bool).collect();
+    let flags: Option<Vec<bool>> = inner.split(',').map(super::args::parse_bool).collect();
     match flags.as_deref() {
         Some([a, b, c]) => Ok([*a, *b, *c]),
         _ => Err(args.bad(format!("bad output_mask: `{text}`"))),

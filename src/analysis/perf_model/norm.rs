@@ -15,10 +15,9 @@
 //! instance norm do when `training` / `use_input_stats` is `True` (parsed
 //! from the string: `"False"` is false).
 
-use super::{
-    Args, Family, NoModel, PerfModel, bool_repr, numel, params, parse_bool, str_tuple_repr,
-    tuple_repr,
-};
+use super::args::{Args, numel, parse_bool};
+use super::family::{Family, NoModel, PerfModel};
+use super::repr::{bool_repr, params, str_tuple_repr, tuple_repr};
 
 /// Which norm and where its arguments are.
 #[derive(Clone, Copy)]

@@ -6,7 +6,10 @@
 //! ops keep every element. Backward: the gradient is broadcast back, flops =
 //! n_in, bytes = n_out·bpe_out + n_in·bpe_in.
 
-use super::{Args, Dtype, Family, NoModel, PerfModel, numel, params, str_repr, str_tuple_repr};
+use super::args::{Args, numel};
+use super::dtype::Dtype;
+use super::family::{Family, NoModel, PerfModel};
+use super::repr::{params, str_repr, str_tuple_repr};
 
 const OPS: &[&str] = &[
     "aten::sum",

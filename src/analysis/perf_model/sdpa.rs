@@ -11,9 +11,10 @@
 //! kernels (`aten::_flash_attention_*`, `flash_attn::*`) take (B, N, H, D);
 //! varlen forms take (total tokens, H, D) with cumulative sequence lengths.
 
-use super::{
-    Args, Dtype, Family, NoModel, PerfModel, bool_repr, float_repr, params, str_tuple_repr,
-};
+use super::args::Args;
+use super::dtype::Dtype;
+use super::family::{Family, NoModel, PerfModel};
+use super::repr::{bool_repr, float_repr, params, str_tuple_repr};
 
 /// Where an attention op keeps its arguments.
 struct Layout {

@@ -6,7 +6,10 @@
 //! or `dy − exp(y)·Σdy` for log-softmax): flops = 4·n; bytes = dy and y
 //! read, dx written.
 
-use super::{Args, Dtype, Family, NoModel, PerfModel, numel, params, str_tuple_repr, tuple_repr};
+use super::args::{Args, numel};
+use super::dtype::Dtype;
+use super::family::{Family, NoModel, PerfModel};
+use super::repr::{params, str_tuple_repr, tuple_repr};
 
 const FORWARD: &[&str] = &[
     "aten::_softmax",

@@ -37,7 +37,7 @@ pub(crate) fn corpus_profile(relative: &str) -> Option<(Profile, String, u64)> {
     }
     let trace = crate::trace::load_file(&path, &mut |_| {}).expect("corpus trace loads");
     let tree = crate::trace::link::link(&trace);
-    let profile = crate::analysis::profile::analyse(&trace, &tree);
+    let profile = crate::analysis::analyse::analyse(&trace, &tree);
     let (sha, bytes) = sha256_file(&path).expect("corpus trace readable");
     let entry = (profile, sha, bytes);
     cache

@@ -906,7 +906,7 @@ fn corpus_calls_build_packages_that_match_their_events() {
             let trace = crate::trace::load_file(&dir.join(case.trace), &mut |_| {})
                 .expect("corpus trace loads");
             let tree = crate::trace::link::link(&trace);
-            let profile = crate::analysis::profile::analyse(&trace, &tree);
+            let profile = crate::analysis::analyse::analyse(&trace, &tree);
             traces.insert(case.trace, (trace, profile));
         }
         let (trace, profile) = &traces[case.trace];
@@ -1012,7 +1012,7 @@ fn corpus_errors_name_the_problem() {
     let none = Pattern::shape("((1, 1),*)").expect("shape");
     assert!(events_matching(&trace, &name, Some(&none)).is_empty());
     let tree = crate::trace::link::link(&trace);
-    let profile = crate::analysis::profile::analyse(&trace, &tree);
+    let profile = crate::analysis::analyse::analyse(&trace, &tree);
     let rows = rows_matching(&profile.unique_args, &name, None);
     assert!(!rows.is_empty() && rows.iter().all(|r| r.name == "aten::cudnn_convolution"));
 }

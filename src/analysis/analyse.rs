@@ -1,0 +1,175 @@
+//! Analyse: a linked trace into a [`Profile`]. Collects the GPU work once,
+//! has each table built by the module responsible for it, chooses the
+//! hardware efficiency is judged against, and diagnoses the result.
+
+use crate::analysis::anomalies::anomalies;
+use crate::analysis::diagnose::{self, ModelledOp, Peaks, Signals, patterns};
+use crate::analysis::environment::environment;
+use crate::analysis::gpu_work::{GpuWork, Invocations};
+use crate::analysis::hardware::{self, Catalog, ComputeSpec, Hardware};
+use crate::analysis::idle::idle_split;
+use crate::analysis::kernels::{kernel_summary, short_kernels};
+use crate::analysis::op_tables::{categories, ops_by_name, steps, unique_args};
+use crate::analysis::perf::{self, PerfReport};
+use crate::analysis::profile::{
+    HardwareUsed, Profile, REPORT_SCHEMA_VERSION, SHORT_KERNEL_US, Source,
+};
+use crate::analysis::sync::sync_summary;
+use crate::analysis::timeline::Breakdown;
+use crate::trace::Trace;
+use crate::trace::link::Tree;
+
+/// Analyses a linked trace.
+pub fn analyse(trace: &Trace, tree: &Tree) -> Profile {
+    analyse_with(trace, tree, &AnalysisOptions::default())
+}
+
+/// What the analysis judges efficiency against.
+#[derive(Clone, Debug)]
+pub struct AnalysisOptions {
+    /// The catalog detection looks GPUs up in.
+    pub catalog: Catalog,
+    /// Hardware given by the user, overriding detection.
+    pub hardware: Option<Hardware>,
+}
+
+impl Default for AnalysisOptions {
+    fn default() -> AnalysisOptions {
+        AnalysisOptions {
+            catalog: hardware::builtin_catalog(),
+            hardware: None,
+        }
+    }
+}
+
+/// The hardware given on the command line, else the one detected from the
+/// trace's `deviceProperties`, with how it was chosen.
+fn choose_hardware(trace: &Trace, options: &AnalysisOptions) -> (HardwareUsed, Option<Hardware>) {
+    let (how, detail, hardware) = match &options.hardware {
+        Some(given) => (
+            "given",
+            format!("given on the command line: {}", given.name),
+            Some(given.clone()),
+        ),
+        None => {
+            let detection = options.catalog.detect(&trace.metadata.devices);
+            let found = detection.hardware().cloned();
+            (
+                if found.is_some() {
+                    "detected"
+                } else {
+                    "unknown"
+                },
+                detection.to_string(),
+                found,
+            )
+        }
+    };
+    let used = HardwareUsed {
+        name: hardware.as_ref().map(|h| h.name.clone()),
+        how: how.to_string(),
+        detail,
+        hbm_tb_s: hardware.as_ref().map(|h| h.hbm_tb_s),
+        memory_gb: hardware.as_ref().map(|h| h.memory_gb),
+        source: hardware.as_ref().map(|h| h.source.clone()),
+    };
+    (used, hardware)
+}
+
+/// The modelled rows of the perf table, as the diagnosis reads them.
+fn modelled_ops(perf: &PerfReport) -> Vec<ModelledOp> {
+    perf.rows
+        .iter()
+        .filter(|row| row.has_perf_model)
+        .filter_map(|row| {
+            Some(ModelledOp {
+                name: row.name.clone(),
+                input_dims: row.input_dims.clone().unwrap_or_default(),
+                input_type: row.input_type.clone().unwrap_or_default(),
+                family: row.family?.sheet().to_string(),
+                count: row.count,
+                kernel_time_us: row.kernel_time_us.sum,
+                flops: row.gflops? * 1e9,
+                bytes: row.data_moved_mb? * 1024.0 * 1024.0,
+                compute_spec: row.compute_spec,
+            })
+        })
+        .collect()
+}
+
+/// The peaks of a catalog entry for every compute spec it has.
+fn peaks_of(hardware: &Hardware) -> Peaks {
+    Peaks {
+        gpu: hardware.name.clone(),
+        hbm_tb_s: hardware.hbm_tb_s,
+        tflops: ComputeSpec::ALL
+            .iter()
+            .filter_map(|&spec| hardware.peak_tflops(spec).map(|peak| (spec, peak)))
+            .collect(),
+    }
+}
+
+/// Analyses a linked trace, judging efficiency against the chosen hardware.
+pub fn analyse_with(trace: &Trace, tree: &Tree, options: &AnalysisOptions) -> Profile {
+    let gpu = GpuWork::collect(trace, tree);
+    let timeline = Breakdown::compute(gpu.linked().map(|w| (w.bucket, w.interval)));
+    let timeline_all_gpu_work = (gpu.items.iter().any(|w| !w.linked))
+        .then(|| Breakdown::compute(gpu.items.iter().map(|w| (w.bucket, w.interval))));
+    let invocations = Invocations::collect(trace, tree, &gpu);
+    let unique_args = unique_args(trace, tree, &gpu, &invocations);
+    let kernels = kernel_summary(trace, tree, &gpu, &timeline);
+    let (short_kernels, short_kernel_histogram, short_kernel_time_us) =
+        short_kernels(trace, tree, &gpu, &timeline);
+    let (hardware_used, hardware) = choose_hardware(trace, options);
+    let perf = perf::perf_report(trace, tree);
+    let mut profile = Profile {
+        schema_version: REPORT_SCHEMA_VERSION,
+        tracegate_version: env!("CARGO_PKG_VERSION").to_string(),
+        source: Source {
+            path: trace.source.clone(),
+            json_bytes: trace.json_bytes,
+            counts: trace.counts.clone(),
+        },
+        environment: environment(trace, &gpu),
+        has_gpu_activity: !gpu.items.is_empty(),
+        steps: steps(tree, &gpu, &invocations),
+        ops: ops_by_name(trace, &gpu, &invocations),
+        categories: categories(trace, &gpu, &invocations),
+        unique_args,
+        kernels,
+        short_kernels,
+        short_kernel_time_us,
+        short_kernel_histogram,
+        anomalies: anomalies(trace, tree, &gpu),
+        idle: idle_split(trace, &gpu),
+        sync: sync_summary(trace),
+        timeline,
+        timeline_all_gpu_work,
+        hardware: hardware_used,
+        perf,
+        diagnosis: None,
+    };
+    let signals = signals_of(&profile);
+    let patterns = patterns::detect(trace, tree, &signals);
+    let modelled = modelled_ops(&profile.perf);
+    profile.diagnosis = Some(diagnose::diagnose(
+        &signals,
+        &modelled,
+        hardware.as_ref().map(peaks_of),
+        patterns,
+    ));
+    profile
+}
+
+/// The figures of a profile the diagnosis reads besides the modelled ops.
+fn signals_of(profile: &Profile) -> Signals {
+    Signals {
+        timeline: profile.timeline,
+        host_wait_us: profile.idle.host_wait_us,
+        sync_time_us: profile.sync.time_us,
+        host_span_us: profile.sync.host_span_us,
+        kernels: profile.kernels.iter().map(|k| k.duration.count).sum(),
+        short_kernels: profile.short_kernel_histogram.iter().map(|b| b.count).sum(),
+        short_kernel_us: SHORT_KERNEL_US,
+    }
+}

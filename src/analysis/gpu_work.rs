@@ -1,0 +1,147 @@
+//! The GPU work of a trace as every analysis table reads it: each GPU event
+//! with its bucket, stream, launch and owning op, and the op invocations that
+//! own GPU work with their direct and subtree busy time. Collected once per
+//! analysis and shared by the tables.
+
+use crate::analysis::timeline::{Bucket, Interval, IntervalSet, bucket_of};
+use crate::trace::link::{NONE, Tree};
+use crate::trace::{Event, FxHashMap, Kind, Trace, TrackId};
+
+/// One piece of GPU work with what the analysis needs of it.
+pub(super) struct Work {
+    /// The GPU event.
+    pub(super) event: u32,
+    /// Its time span, µs.
+    pub(super) interval: Interval,
+    /// Its timeline bucket.
+    pub(super) bucket: Bucket,
+    /// Whether a launch links it to the host.
+    pub(super) linked: bool,
+    /// The owning CPU op, or NONE.
+    pub(super) op: u32,
+    /// The runtime call that launched it, or NONE.
+    pub(super) launch: u32,
+    /// Stream, when recorded.
+    pub(super) stream: Option<i64>,
+    /// Device, when recorded.
+    pub(super) device: Option<i64>,
+}
+
+/// Every piece of GPU work of a trace, in the link tree's order.
+pub(super) struct GpuWork {
+    /// The work items.
+    pub(super) items: Vec<Work>,
+}
+
+impl GpuWork {
+    /// The GPU work of a linked trace.
+    pub(super) fn collect(trace: &Trace, tree: &Tree) -> GpuWork {
+        let items = tree
+            .gpu_events
+            .iter()
+            .map(|&index| {
+                let event = &trace.events[index as usize];
+                let launcher = tree.launcher[index as usize];
+                let op = if launcher != NONE && trace.events[launcher as usize].kind == Kind::CpuOp
+                {
+                    launcher
+                } else {
+                    NONE
+                };
+                let args = trace.gpu_args(event);
+                Work {
+                    event: index,
+                    interval: Interval {
+                        start: event.ts,
+                        end: event.end(),
+                    },
+                    bucket: bucket_of(event.kind == Kind::Memcpy, trace.name(event)),
+                    linked: tree.is_linked(index),
+                    op,
+                    launch: tree.launch[index as usize],
+                    stream: args
+                        .and_then(|a| a.stream)
+                        .or_else(|| stream_from_track(trace, event)),
+                    device: args.and_then(|a| a.device),
+                }
+            })
+            .collect();
+        GpuWork { items }
+    }
+
+    /// The work linked to a launch.
+    pub(super) fn linked(&self) -> impl Iterator<Item = &Work> {
+        self.items.iter().filter(|w| w.linked)
+    }
+}
+
+/// Old traces name the stream only in the tid (`"stream 7"`).
+fn stream_from_track(trace: &Trace, event: &Event) -> Option<i64> {
+    match trace.tracks[event.track as usize].tid {
+        TrackId::Num(n) => Some(n),
+        TrackId::Label(sym) => trace
+            .strings
+            .get(sym)
+            .strip_prefix("stream ")?
+            .trim()
+            .parse()
+            .ok(),
+    }
+}
+
+/// Op invocations that own GPU work, with their direct and subtree work.
+pub(super) struct Invocations {
+    /// (op event, direct work indices into GpuWork::items), by op start time.
+    pub(super) direct: Vec<(u32, Vec<u32>)>,
+    /// Subtree work per op event (for ops that have direct work or below).
+    subtree: FxHashMap<u32, Vec<u32>>,
+}
+
+impl Invocations {
+    /// The invocations owning the linked work of `gpu`.
+    pub(super) fn collect(trace: &Trace, tree: &Tree, gpu: &GpuWork) -> Invocations {
+        let mut direct: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
+        let mut subtree: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
+        for (work_index, work) in gpu.items.iter().enumerate() {
+            if !work.linked || work.op == NONE {
+                continue;
+            }
+            direct.entry(work.op).or_default().push(work_index as u32);
+            let mut current = work.op;
+            while current != NONE {
+                if trace.events[current as usize].kind == Kind::CpuOp {
+                    subtree.entry(current).or_default().push(work_index as u32);
+                }
+                current = tree.parent[current as usize];
+            }
+        }
+        // Launchers in host-time order; ties keep the order of their first GPU work.
+        let mut direct: Vec<(u32, Vec<u32>)> = direct.into_iter().collect();
+        direct.sort_by(|a, b| {
+            let (a_ts, b_ts) = (trace.events[a.0 as usize].ts, trace.events[b.0 as usize].ts);
+            a_ts.total_cmp(&b_ts).then(a.1[0].cmp(&b.1[0]))
+        });
+        Invocations { direct, subtree }
+    }
+
+    fn union_us(gpu: &GpuWork, work: &[u32]) -> f64 {
+        IntervalSet::from_intervals(
+            work.iter()
+                .map(|&w| gpu.items[w as usize].interval)
+                .collect(),
+        )
+        .len()
+    }
+
+    /// Busy time of the direct work of the invocation at `position`, µs.
+    pub(super) fn direct_us(&self, gpu: &GpuWork, position: usize) -> f64 {
+        Self::union_us(gpu, &self.direct[position].1)
+    }
+
+    /// Busy time of the work at or below `op`, µs.
+    pub(super) fn subtree_us(&self, gpu: &GpuWork, op: u32) -> f64 {
+        self.subtree
+            .get(&op)
+            .map_or(0.0, |work| Self::union_us(gpu, work))
+    }
+}

@@ -1,0 +1,55 @@
+//! The hardware catalog: peak memory bandwidth and dense peak throughput per
+//! compute spec for each GPU we know, detected from a trace's
+//! `deviceProperties`, overridable by name or inline spec.
+//!
+//! The built-in catalog is `policies/hardware.yaml`, compiled in with
+//! `include_str!` and parsed at run time ([`builtin_catalog`]). A user file
+//! (`--hardware-file FILE`) has the same format and is layered on top with
+//! [`Catalog::merged_with`]; `--hardware NAME|SPEC` goes through
+//! [`Catalog::resolve`] (a catalog name, or an inline spec parsed by
+//! [`Hardware::from_inline`]).
+//!
+//! # File format
+//!
+//! YAML, snake_case keys, unknown keys rejected:
+//!
+//! ```yaml
+//! gpus:
+//!   - name: H100 SXM                 # canonical, unique (case-insensitive)
+//!     vendor: NVIDIA
+//!     match_names: ["H100 80GB HBM3"] # optional; see "Detection"
+//!     memory_gb: 80
+//!     hbm_tb_s: 3.35                 # TB/s = 1e12 bytes/s
+//!     peak_tflops:                   # dense TFLOP/s per ComputeSpec name
+//!       matrix_bf16: 990
+//!       vector_fp32: 67
+//!     source: "NVIDIA H100 datasheet"  # optional in user files
+//! ```
+//!
+//! # Detection
+//!
+//! A match name is compared with a device name word by word: both are split
+//! into words at every character that is not an ASCII letter or digit and
+//! upper-cased, and the match name matches when its words appear
+//! consecutively in the device name's (`"H100 80GB HBM3"` matches
+//! `"NVIDIA H100 80GB HBM3"`; `"B200"` does not match `"NVIDIA GB200"`).
+//! The entry whose matching name has the most words wins (so `"H200 NVL"`
+//! beats `"H200"`). A tie between entries is settled by the device's
+//! `totalGlobalMem` (within 15% of the entry's `memory_gb`, read as GiB);
+//! a tie it cannot settle leaves the device unknown.
+
+mod catalog;
+mod compute_spec;
+mod detect;
+mod error;
+mod gpu;
+mod inline;
+mod resolve;
+#[cfg(test)]
+mod tests;
+
+pub use catalog::{BUILTIN_LABEL, BUILTIN_YAML, Catalog, builtin_catalog};
+pub use compute_spec::ComputeSpec;
+pub use detect::{Detection, DeviceMatch};
+pub use error::HardwareError;
+pub use gpu::Hardware;

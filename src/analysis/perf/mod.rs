@@ -1,0 +1,105 @@
+//! The per-op perf table: TraceLens's `unified_perf_summary` and its
+//! per-family sheets (`GEMM`, `SDPA_fwd`, …), built from a linked trace.
+//!
+//! Which invocations get a row (TraceLens's traversal, from each root CPU op
+//! down, skipping subtrees with no linked GPU work):
+//! 1. an op with a perf model is a row, with its whole subtree's kernel time,
+//!    and nothing below it is listed again (`aten::layer_norm` rather than
+//!    the `aten::native_layer_norm` it calls);
+//! 2. the one main op of an autograd backward node whose forward op has a
+//!    backward model (`ConvolutionBackward0` under
+//!    `autograd::engine::evaluate_function: ConvolutionBackward0`) is a row
+//!    modelled from the forward op's arguments;
+//! 3. a kernel launcher is a row (unmodelled unless rule 1 applied) — unless
+//!    one of its direct child ops has a perf model and GPU work, in which
+//!    case those children are visited instead;
+//! 4. anything else is looked through.
+//!
+//! Invocations are grouped by (name, category, process, thread, Input Dims,
+//! Input type, Input Strides, Concrete Inputs); kernel time is the busy time
+//! (interval union) of the linked GPU work in the op's subtree.
+//! Composite wrappers (`aten::linear`, `aten::softmax`, …, see
+//! [`crate::analysis::perf_model::is_composite`]) are looked through so rows
+//! keep TraceLens's keys. Deliberate differences from TraceLens:
+//! docs/PERF_MODELS.md.
+
+mod agg;
+mod op_tree;
+mod row;
+mod sheets;
+#[cfg(test)]
+mod tests;
+mod unified;
+
+use serde::Serialize;
+
+use crate::trace::Trace;
+use crate::trace::link::Tree;
+use op_tree::OpTree;
+use row::Memo;
+use sheets::sheet_rows;
+use unified::unified_rows;
+
+pub use agg::Agg;
+pub use row::{KernelStats, PerfRow};
+
+/// The unified table and the family sheets of one trace.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct PerfReport {
+    /// One row per op and argument set, most kernel time first
+    /// (TraceLens's `unified_perf_summary`).
+    pub rows: Vec<PerfRow>,
+    /// Every invocation of a modelled op (nested or CPU-only ones included),
+    /// grouped by family, name and model parameters (TraceLens's `GEMM`,
+    /// `SDPA_fwd`, … sheets), each family most kernel time first.
+    pub sheets: Vec<PerfRow>,
+}
+
+/// An op with no perf model, summed over its rows.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Unmodelled {
+    /// Op name.
+    pub name: String,
+    /// Invocations.
+    pub count: u64,
+    /// Kernel time, µs.
+    pub kernel_time_us: f64,
+    /// The first reason given (unknown op, unreadable arguments).
+    pub reason: Option<String>,
+}
+
+/// The unified perf table of a linked trace (see [`perf_report`]).
+pub fn perf_rows(trace: &Trace, tree: &Tree) -> Vec<PerfRow> {
+    perf_report(trace, tree).rows
+}
+
+/// The unified table and the family sheets of a linked trace.
+pub fn perf_report(trace: &Trace, tree: &Tree) -> PerfReport {
+    let ops = OpTree::build(trace, tree);
+    let collected = ops.collect_unified(trace, tree);
+    let mut memo = Memo::default();
+    let rows = unified_rows(trace, &ops, &mut memo, &collected);
+    let sheets = sheet_rows(trace, &ops, &mut memo, &collected);
+    PerfReport { rows, sheets }
+}
+
+/// Ops without a perf model in the unified table, most kernel time first.
+pub fn unmodelled(rows: &[PerfRow]) -> Vec<Unmodelled> {
+    let mut by_name: Vec<Unmodelled> = Vec::new();
+    for row in rows.iter().filter(|r| !r.has_perf_model) {
+        match by_name.iter_mut().find(|u| u.name == row.name) {
+            Some(entry) => {
+                entry.count += row.count;
+                entry.kernel_time_us += row.kernel_time_us.sum;
+            }
+            None => by_name.push(Unmodelled {
+                name: row.name.clone(),
+                count: row.count,
+                kernel_time_us: row.kernel_time_us.sum,
+                reason: row.no_model.clone(),
+            }),
+        }
+    }
+    by_name.sort_by(|a, b| b.kernel_time_us.total_cmp(&a.kernel_time_us));
+    by_name
+}

@@ -1,0 +1,240 @@
+//! The CPU-op tree with each op's GPU work, and the walk that picks the
+//! unified table's invocations (the rules in the [module docs](super)).
+
+use crate::analysis::perf_model::{self, OpShape};
+use crate::trace::link::{NONE, Tree};
+use crate::trace::{FxHashMap, Kind, Trace};
+
+/// CPU ops only, with their GPU work.
+pub(super) struct OpTree {
+    /// CPU-op children of each CPU op (host events in between looked
+    /// through), ordered by start.
+    children: FxHashMap<u32, Vec<u32>>,
+    /// CPU ops with no CPU op above them, ordered by start.
+    roots: Vec<u32>,
+    /// Linked GPU events anywhere below each CPU op.
+    subtree: FxHashMap<u32, Vec<u32>>,
+    /// CPU ops that launch GPU work themselves.
+    launchers: FxHashMap<u32, bool>,
+    /// The CPU op above each CPU op, or NONE.
+    parent: FxHashMap<u32, u32>,
+}
+
+/// The nearest CPU op above `event`, or NONE.
+fn cpu_op_above(trace: &Trace, tree: &Tree, event: u32) -> u32 {
+    let mut current = tree.parent[event as usize];
+    while current != NONE {
+        if trace.events[current as usize].kind == Kind::CpuOp {
+            return current;
+        }
+        current = tree.parent[current as usize];
+    }
+    NONE
+}
+
+impl OpTree {
+    /// The CPU-op tree of a linked trace.
+    pub(super) fn build(trace: &Trace, tree: &Tree) -> OpTree {
+        let by_start = |a: &u32, b: &u32| {
+            let (ea, eb) = (&trace.events[*a as usize], &trace.events[*b as usize]);
+            ea.ts.total_cmp(&eb.ts).then(a.cmp(b))
+        };
+        let mut children: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
+        let mut parent: FxHashMap<u32, u32> = FxHashMap::default();
+        let mut roots = Vec::new();
+        for (index, event) in trace.events.iter().enumerate() {
+            if event.kind != Kind::CpuOp {
+                continue;
+            }
+            let index = index as u32;
+            let above = cpu_op_above(trace, tree, index);
+            parent.insert(index, above);
+            if above == NONE {
+                roots.push(index);
+            } else {
+                children.entry(above).or_default().push(index);
+            }
+        }
+        roots.sort_by(by_start);
+        for list in children.values_mut() {
+            list.sort_by(by_start);
+        }
+        let mut subtree: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
+        let mut launchers: FxHashMap<u32, bool> = FxHashMap::default();
+        for &gpu in &tree.gpu_events {
+            if !tree.is_linked(gpu) {
+                continue;
+            }
+            let launcher = tree.launcher[gpu as usize];
+            if launcher != NONE && trace.events[launcher as usize].kind == Kind::CpuOp {
+                launchers.insert(launcher, true);
+            }
+            let mut current = tree.launch[gpu as usize];
+            while current != NONE {
+                if trace.events[current as usize].kind == Kind::CpuOp {
+                    subtree.entry(current).or_default().push(gpu);
+                }
+                current = tree.parent[current as usize];
+            }
+        }
+        OpTree {
+            children,
+            roots,
+            subtree,
+            launchers,
+            parent,
+        }
+    }
+
+    /// Linked GPU events anywhere below `op`.
+    pub(super) fn gpu(&self, op: u32) -> &[u32] {
+        self.subtree.get(&op).map_or(&[], Vec::as_slice)
+    }
+
+    /// CPU-op children of `op`, by start.
+    fn children(&self, op: u32) -> &[u32] {
+        self.children.get(&op).map_or(&[], Vec::as_slice)
+    }
+
+    /// Walks the tree as TraceLens's unified table does.
+    pub(super) fn collect_unified(&self, trace: &Trace, tree: &Tree) -> Vec<Collected> {
+        let mut out = Vec::new();
+        let backward = BackwardLinks::new(trace, tree, self);
+        let mut stack: Vec<u32> = self.roots.iter().rev().copied().collect();
+        while let Some(op) = stack.pop() {
+            if self.gpu(op).is_empty() {
+                continue;
+            }
+            let name = trace.name(&trace.events[op as usize]);
+            if stops_traversal(name) {
+                out.push(Collected { op, forward: None });
+                continue;
+            }
+            if let Some(forward) = backward.sole_backward_of(trace, self, op) {
+                out.push(Collected {
+                    op,
+                    forward: Some(forward),
+                });
+                continue;
+            }
+            let next: Vec<u32> = if self.launchers.contains_key(&op) {
+                let modelled: Vec<u32> = self
+                    .children(op)
+                    .iter()
+                    .copied()
+                    .filter(|&c| {
+                        stops_traversal(trace.name(&trace.events[c as usize]))
+                            && !self.gpu(c).is_empty()
+                    })
+                    .collect();
+                if modelled.is_empty() {
+                    let nccl = self.gpu(op).iter().any(|&g| {
+                        trace
+                            .name(&trace.events[g as usize])
+                            .to_ascii_lowercase()
+                            .contains("nccl")
+                    });
+                    if !nccl {
+                        out.push(Collected { op, forward: None });
+                    }
+                    continue;
+                }
+                modelled
+            } else {
+                self.children(op).to_vec()
+            };
+            stack.extend(next.into_iter().rev());
+        }
+        out.sort_by(|a, b| {
+            let (ea, eb) = (&trace.events[a.op as usize], &trace.events[b.op as usize]);
+            ea.ts.total_cmp(&eb.ts).then(a.op.cmp(&b.op))
+        });
+        out
+    }
+}
+
+/// Whether a modelled op ends the walk down the tree (composites are looked through).
+pub(super) fn stops_traversal(name: &str) -> bool {
+    perf_model::has_model(name) && !perf_model::is_composite(name)
+}
+
+/// A collected invocation: the op, and for an autograd backward op the
+/// forward op it is modelled from.
+pub(super) struct Collected {
+    /// The op event.
+    pub(super) op: u32,
+    /// The forward op event a backward op is modelled from.
+    pub(super) forward: Option<u32>,
+}
+
+/// Autograd backward wrappers (`autograd::engine::evaluate_function: X`)
+/// with their forward op.
+struct BackwardLinks {
+    forward_of: FxHashMap<u32, u32>,
+}
+
+/// The name prefix of autograd backward wrappers.
+const BACKWARD_PREFIX: &str = "autograd::engine::evaluate_function: ";
+
+impl BackwardLinks {
+    /// The wrappers whose forward op is a CPU op of `ops`.
+    fn new(trace: &Trace, tree: &Tree, ops: &OpTree) -> BackwardLinks {
+        let forward_of = tree
+            .forward_of
+            .iter()
+            .filter(|(backward, forward)| {
+                trace
+                    .name(&trace.events[*backward as usize])
+                    .starts_with(BACKWARD_PREFIX)
+                    && ops.parent.contains_key(forward)
+            })
+            .copied()
+            .collect();
+        BackwardLinks { forward_of }
+    }
+
+    /// The forward op `op` is the sole backward of: `op` is the one op named
+    /// after its autograd node (within five CPU ops above it) that has GPU
+    /// work, and the forward op has a backward model.
+    fn sole_backward_of(&self, trace: &Trace, ops: &OpTree, op: u32) -> Option<u32> {
+        if self.forward_of.is_empty() {
+            return None;
+        }
+        let mut current = op;
+        let mut wrapper = None;
+        for _ in 0..5 {
+            let above = *ops.parent.get(&current)?;
+            if above == NONE {
+                return None;
+            }
+            if self.forward_of.contains_key(&above) {
+                wrapper = Some(above);
+                break;
+            }
+            current = above;
+        }
+        let wrapper = wrapper?;
+        let forward = self.forward_of[&wrapper];
+        let node = trace
+            .name(&trace.events[wrapper as usize])
+            .strip_prefix(BACKWARD_PREFIX)?;
+        if trace.name(&trace.events[op as usize]) != node {
+            return None;
+        }
+        let mut matches = 0;
+        let mut pending = vec![wrapper];
+        while let Some(current) = pending.pop() {
+            for &child in ops.children(current) {
+                if trace.name(&trace.events[child as usize]) == node && !ops.gpu(child).is_empty() {
+                    matches += 1;
+                }
+                pending.push(child);
+            }
+        }
+        if matches != 1 {
+            return None;
+        }
+        let shape = OpShape::of_event(trace, &trace.events[forward as usize]);
+        perf_model::model_backward(&shape).ok().map(|_| forward)
+    }
+}

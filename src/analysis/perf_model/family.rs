@@ -1,0 +1,165 @@
+//! Model families (TraceLens's sheets) and what a model yields: FLOPs,
+//! bytes and the compute spec of one invocation, or why there is none.
+
+use serde::Serialize;
+
+use crate::analysis::hardware::ComputeSpec;
+
+/// Which family of perf model (and which TraceLens sheet) an op belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum Family {
+    /// Matrix multiplies, forward.
+    #[serde(rename = "GEMM")]
+    Gemm,
+    /// The backward of a matrix multiply (input and weight gradients).
+    #[serde(rename = "GEMM_bwd")]
+    GemmBwd,
+    /// Fused attention, forward.
+    #[serde(rename = "SDPA_fwd")]
+    SdpaFwd,
+    /// Fused attention, backward.
+    #[serde(rename = "SDPA_bwd")]
+    SdpaBwd,
+    /// Convolution, forward.
+    #[serde(rename = "CONV_fwd")]
+    ConvFwd,
+    /// Convolution, backward.
+    #[serde(rename = "CONV_bwd")]
+    ConvBwd,
+    /// One-input elementwise ops and copies.
+    #[serde(rename = "UnaryElementwise")]
+    UnaryElementwise,
+    /// Two-input elementwise ops with broadcasting.
+    #[serde(rename = "BinaryElementwise")]
+    BinaryElementwise,
+    /// Layer/RMS/batch/group/instance norm, forward.
+    #[serde(rename = "NORM_fwd")]
+    NormFwd,
+    /// Layer/RMS/batch/group norm, backward.
+    #[serde(rename = "NORM_bwd")]
+    NormBwd,
+    /// Reductions, forward.
+    #[serde(rename = "Reduce_fwd")]
+    ReduceFwd,
+    /// Reductions, backward (gradient broadcast back to the input).
+    #[serde(rename = "Reduce_bwd")]
+    ReduceBwd,
+    /// Softmax and log-softmax, forward.
+    #[serde(rename = "Softmax_fwd")]
+    SoftmaxFwd,
+    /// Softmax and log-softmax, backward.
+    #[serde(rename = "Softmax_bwd")]
+    SoftmaxBwd,
+}
+
+impl Family {
+    /// Every family, in sheet order.
+    pub const ALL: [Family; 14] = [
+        Family::Gemm,
+        Family::GemmBwd,
+        Family::SdpaFwd,
+        Family::SdpaBwd,
+        Family::ConvFwd,
+        Family::ConvBwd,
+        Family::UnaryElementwise,
+        Family::BinaryElementwise,
+        Family::NormFwd,
+        Family::NormBwd,
+        Family::ReduceFwd,
+        Family::ReduceBwd,
+        Family::SoftmaxFwd,
+        Family::SoftmaxBwd,
+    ];
+
+    /// The family's name (as serialised).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Family::Gemm => "GEMM",
+            Family::GemmBwd => "GEMM_bwd",
+            Family::SdpaFwd => "SDPA_fwd",
+            Family::SdpaBwd => "SDPA_bwd",
+            Family::ConvFwd => "CONV_fwd",
+            Family::ConvBwd => "CONV_bwd",
+            Family::UnaryElementwise => "UnaryElementwise",
+            Family::BinaryElementwise => "BinaryElementwise",
+            Family::NormFwd => "NORM_fwd",
+            Family::NormBwd => "NORM_bwd",
+            Family::ReduceFwd => "Reduce_fwd",
+            Family::ReduceBwd => "Reduce_bwd",
+            Family::SoftmaxFwd => "Softmax_fwd",
+            Family::SoftmaxBwd => "Softmax_bwd",
+        }
+    }
+
+    /// The TraceLens sheet (CSV file stem) the family's rows go to: GEMM
+    /// forward and backward share `GEMM`, norms share `Normalization`.
+    pub fn sheet(self) -> &'static str {
+        match self {
+            Family::Gemm | Family::GemmBwd => "GEMM",
+            Family::NormFwd | Family::NormBwd => "Normalization",
+            other => other.as_str(),
+        }
+    }
+
+    /// Whether the family models a backward pass.
+    pub fn is_backward(self) -> bool {
+        matches!(
+            self,
+            Family::GemmBwd
+                | Family::SdpaBwd
+                | Family::ConvBwd
+                | Family::NormBwd
+                | Family::ReduceBwd
+                | Family::SoftmaxBwd
+        )
+    }
+}
+
+impl std::fmt::Display for Family {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// FLOPs and bytes of one op invocation.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PerfModel {
+    /// The model family.
+    pub family: Family,
+    /// Floating-point operations.
+    pub flops: f64,
+    /// Bytes read and written (each tensor at its own dtype's size).
+    pub bytes: f64,
+    /// The roofline peak the op runs at (`None` for types with no peak, such as ints).
+    pub compute_spec: Option<ComputeSpec>,
+    /// The model's parameters, name then Python-repr value, in TraceLens's
+    /// order (`M`, `N`, `K`, … for a GEMM).
+    pub params: Vec<(String, String)>,
+}
+
+impl PerfModel {
+    /// FLOPs per byte moved (`None` when no bytes move).
+    pub fn arithmetic_intensity(&self) -> Option<f64> {
+        (self.bytes > 0.0).then(|| self.flops / self.bytes)
+    }
+}
+
+/// Why an op has no perf model.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum NoModel {
+    /// No model exists for this op name.
+    #[error("no perf model for `{name}`")]
+    UnknownOp {
+        /// The op name.
+        name: String,
+    },
+    /// A model exists but the recorded arguments cannot be read.
+    #[error("`{name}`: {reason}")]
+    BadArgs {
+        /// The op name.
+        name: String,
+        /// What could not be read.
+        reason: String,
+    },
+}

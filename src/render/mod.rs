@@ -12,7 +12,3 @@ pub mod json;
 pub mod markdown;
 pub mod terminal;
 pub mod text;
-
-/// The perf-model sheets by the path the TraceLens comparison test in
-/// `analysis::perf` names them.
-pub use csv::perf as perf_csv;

@@ -464,7 +464,7 @@ fn check_against_tracelens(trace_path: &Path, csv: &Path) -> (usize, Vec<&'stati
     let report = perf_report(&trace, &tree);
     let rows = &report.rows;
     let label = trace_path.display();
-    let files = crate::render::perf_csv::render_all(&report);
+    let files = crate::render::csv::perf::render_all(&report);
     let oracle_text = std::fs::read_to_string(csv).expect("oracle CSV");
     assert_eq!(
         files[0].1.lines().next(),

@@ -24,7 +24,7 @@ use tracegate::publish::github;
 use tracegate::publish::replay::{self, PackageContext};
 use tracegate::render;
 use tracegate::trace::link;
-use tracegate::trace::{self, Trace};
+use tracegate::trace::{self, LoadLimits, Trace};
 
 /// Stops GPU performance regressions before they merge: reads PyTorch profiler
 /// traces (Kineto JSON, .json or .json.gz, CUDA and ROCm) and says where GPU time goes.
@@ -78,6 +78,9 @@ struct ReplayArgs {
     /// No progress bar, even on a terminal.
     #[arg(short, long)]
     quiet: bool,
+
+    #[command(flatten)]
+    load: LoadArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -113,6 +116,9 @@ struct SnapshotArgs {
 
     #[command(flatten)]
     hardware: HardwareArgs,
+
+    #[command(flatten)]
+    load: LoadArgs,
 }
 
 #[derive(Debug, clap::Args)]
@@ -159,6 +165,9 @@ struct CheckArgs {
     /// GITHUB_REPOSITORY, GITHUB_EVENT_PATH, GITHUB_API_URL).
     #[arg(long)]
     github: bool,
+
+    #[command(flatten)]
+    load: LoadArgs,
 
     #[command(flatten)]
     publish: PublishArgs,
@@ -306,6 +315,56 @@ struct ReportArgs {
 
     #[command(flatten)]
     hardware: HardwareArgs,
+
+    #[command(flatten)]
+    load: LoadArgs,
+}
+
+/// What reading one trace may cost (docs/RELIABILITY.md).
+#[derive(Debug, clap::Args)]
+#[command(next_help_heading = "Input limits")]
+struct LoadArgs {
+    /// Refuse a trace whose one event or top-level metadata value is larger
+    /// than this, uncompressed: a number of bytes, or with KiB, MiB or GiB.
+    #[arg(long, value_name = "SIZE", default_value = "64MiB", value_parser = parse_size)]
+    max_event_bytes: u64,
+
+    /// Read a FIFO, device or socket as a trace (refused by default: reading
+    /// one may never end).
+    #[arg(long)]
+    allow_special_files: bool,
+}
+
+impl LoadArgs {
+    fn limits(&self) -> LoadLimits {
+        LoadLimits {
+            max_event_bytes: self.max_event_bytes,
+            allow_special_files: self.allow_special_files,
+            ..LoadLimits::default()
+        }
+    }
+}
+
+/// `123`, `64KiB`, `64MiB`, `1GiB` (also `K`, `M`, `G`), in bytes.
+fn parse_size(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let digits = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(digits);
+    let shift = match unit.trim() {
+        "" | "B" => 0,
+        "K" | "KiB" => 10,
+        "M" | "MiB" => 20,
+        "G" | "GiB" => 30,
+        other => return Err(format!("unknown unit `{other}`: use KiB, MiB or GiB")),
+    };
+    number
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(1 << shift))
+        .filter(|&n| n > 0)
+        .ok_or_else(|| format!("`{text}` is not a positive size in bytes"))
 }
 
 /// Which GPU efficiency is judged against.
@@ -426,7 +485,7 @@ fn report_command(args: &ReportArgs) -> Result<(), Failure> {
         ));
     }
     let options = args.hardware.options()?;
-    let trace = load_with_progress(&args.trace, args.quiet)?;
+    let trace = load_with_progress(&args.trace, args.quiet, &args.load.limits())?;
     let tree = link::link(&trace);
     let profile = profile::analyse_with(&trace, &tree, &options);
     match args.format {
@@ -486,7 +545,8 @@ fn color_enabled(choice: ColorChoice) -> bool {
 
 fn snapshot_command(args: &SnapshotArgs) -> Result<(), Failure> {
     let options = args.hardware.options()?;
-    let snapshot = check::snapshot_of_trace(&args.trace, &options, args.quiet)?;
+    let snapshot =
+        check::snapshot_of_trace(&args.trace, &options, args.quiet, &args.load.limits())?;
     snapshot
         .write_path(&args.output)
         .map_err(|e| Failure::input(format!("{}: cannot write: {e}", args.output.display())))
@@ -501,7 +561,10 @@ fn check_command(args: &CheckArgs) -> Result<u8, Failure> {
         &args.baseline,
         &args.candidate,
         &policy,
-        args.quiet,
+        &check::ReadOptions {
+            quiet: args.quiet,
+            limits: args.load.limits(),
+        },
         args.out_dir.as_deref(),
     )?;
     let annotations = check::write_outputs(
@@ -605,7 +668,7 @@ fn replay_command(args: &ReplayArgs) -> Result<(), Failure> {
         .map(Pattern::shape)
         .transpose()
         .map_err(|e| Failure::input(format!("--dims: {e}")))?;
-    let trace = load_with_progress(&args.trace, args.quiet)?;
+    let trace = load_with_progress(&args.trace, args.quiet, &args.load.limits())?;
     let tree = link::link(&trace);
     let profile = profile::analyse(&trace, &tree);
     let rows = replay::rows_matching(&profile.unique_args, &name, dims.as_ref());
@@ -701,13 +764,13 @@ fn emit(output: Option<&Path>, text: &str) -> Result<(), Failure> {
 }
 
 /// Loads a trace, with a progress bar on stderr for large files on a terminal.
-fn load_with_progress(path: &Path, quiet: bool) -> Result<Trace, Failure> {
+fn load_with_progress(path: &Path, quiet: bool, limits: &LoadLimits) -> Result<Trace, Failure> {
     const BAR_THRESHOLD: u64 = 32 << 20;
     let size = fs::metadata(path)
         .map_err(|e| Failure::input(format!("{}: cannot read: {e}", path.display())))?
         .len();
     if quiet || size < BAR_THRESHOLD || !io::stderr().is_terminal() {
-        return Ok(trace::load_file(path, &mut |_| {})?);
+        return Ok(trace::load_file_with(path, limits, &mut |_| {})?);
     }
     let bar = ProgressBar::new(size);
     bar.set_style(
@@ -717,7 +780,7 @@ fn load_with_progress(path: &Path, quiet: bool) -> Result<Trace, Failure> {
     );
     bar.set_message(format!("loading {}", path.display()));
     bar.enable_steady_tick(Duration::from_millis(200));
-    let result = trace::load_file(path, &mut |read| bar.set_position(read));
+    let result = trace::load_file_with(path, limits, &mut |read| bar.set_position(read));
     bar.finish_and_clear();
     Ok(result?)
 }
@@ -730,5 +793,15 @@ mod tests {
     #[test]
     fn verify_cli() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn sizes_parse_with_binary_units() {
+        assert_eq!(parse_size("1000"), Ok(1000));
+        assert_eq!(parse_size("64MiB"), Ok(64 << 20));
+        assert_eq!(parse_size("2 G"), Ok(2 << 30));
+        assert!(parse_size("0").is_err());
+        assert!(parse_size("12 furlongs").is_err());
+        assert!(parse_size("99999999999GiB").is_err());
     }
 }

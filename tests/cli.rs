@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use assert_cmd::assert::Assert;
 use serde_json::Value;
 
-use crate::util::{Csv, tracegate};
+use crate::util::{Csv, assert_input_error, tracegate};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -78,23 +78,6 @@ fn named<'a>(value: &'a Value, pointer: &str, name: &str) -> &'a Value {
 
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
-}
-
-/// Asserts a usage or input failure: exit code 2, nothing on stdout, one
-/// line on stderr starting `error: ` and containing every `needle`, no panic.
-fn assert_input_error(assert: Assert, needles: &[&str]) -> String {
-    let output = assert.get_output();
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert_eq!(output.status.code(), Some(2), "stderr: {stderr}");
-    assert!(!stderr.contains("panicked"), "panic in stderr: {stderr}");
-    assert!(output.stdout.is_empty(), "stdout not empty");
-    let lines: Vec<&str> = stderr.lines().collect();
-    assert_eq!(lines.len(), 1, "expected one line, got: {stderr}");
-    assert!(lines[0].starts_with("error: "), "{stderr}");
-    for needle in needles {
-        assert!(lines[0].contains(needle), "{needle:?} not in: {stderr}");
-    }
-    stderr
 }
 
 // ---------------------------------------------------------------- formats

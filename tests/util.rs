@@ -2,6 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
+use assert_cmd::assert::Assert;
+
 /// The shared real-trace corpus, when this checkout has one beside it.
 pub fn corpus_dir() -> Option<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
@@ -103,4 +105,21 @@ pub fn relative_difference(a: f64, b: f64) -> f64 {
 /// Path of the built binary.
 pub fn tracegate() -> assert_cmd::Command {
     assert_cmd::Command::cargo_bin("tracegate").expect("binary built")
+}
+
+/// Asserts a usage or input failure: exit code 2, nothing on stdout, one
+/// line on stderr starting `error: ` and containing every `needle`, no panic.
+pub fn assert_input_error(assert: Assert, needles: &[&str]) -> String {
+    let output = assert.get_output();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(2), "stderr: {stderr}");
+    assert!(!stderr.contains("panicked"), "panic in stderr: {stderr}");
+    assert!(output.stdout.is_empty(), "stdout not empty");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "expected one line, got: {stderr}");
+    assert!(lines[0].starts_with("error: "), "{stderr}");
+    for needle in needles {
+        assert!(lines[0].contains(needle), "{needle:?} not in: {stderr}");
+    }
+    stderr
 }

@@ -16,7 +16,7 @@ use tracegate::gate::snapshot::{self, Snapshot};
 use tracegate::gate::verdict::Verdict;
 use tracegate::publish::replay::{self, PackageContext, ReplayError};
 use tracegate::render::{actions, gate};
-use tracegate::trace::link;
+use tracegate::trace::{self, LoadLimits, link};
 
 use super::{Failure, load_with_progress};
 
@@ -28,13 +28,23 @@ pub struct Side {
     pub hardware: Option<Hardware>,
 }
 
+/// How inputs are read: `--quiet` and the input limits.
+pub struct ReadOptions {
+    /// No progress bar.
+    pub quiet: bool,
+    /// What one trace may cost to load.
+    pub limits: LoadLimits,
+}
+
 /// Reads one trace or snapshot (detected by content) into a snapshot.
 pub fn read_input(
     path: &Path,
     choice: &HardwareChoice,
     policy: &Policy,
-    quiet: bool,
+    read: &ReadOptions,
 ) -> Result<Side, Failure> {
+    // Before anything reads it: a FIFO would block, /dev/zero never end.
+    trace::check_file_type(path, &read.limits)?;
     let is_snapshot = snapshot::is_snapshot(path)
         .map_err(|e| Failure::input(format!("{}: cannot read: {e}", path.display())))?;
     let snapshot = if is_snapshot {
@@ -44,7 +54,7 @@ pub fn read_input(
             catalog: policy.hardware.catalog.clone(),
             hardware: choice.hardware().cloned(),
         };
-        match snapshot_of_trace(path, &options, quiet) {
+        match snapshot_of_trace(path, &options, read.quiet, &read.limits) {
             Ok(snapshot) => snapshot,
             // A snapshot re-saved with its keys reordered is not recognised
             // from its first kilobyte; it is still a snapshot.
@@ -65,10 +75,12 @@ pub fn snapshot_of_trace(
     path: &Path,
     options: &AnalysisOptions,
     quiet: bool,
+    limits: &LoadLimits,
 ) -> Result<Snapshot, Failure> {
+    trace::check_file_type(path, limits)?;
     let (sha256, bytes) = snapshot::sha256_file(path)
         .map_err(|e| Failure::input(format!("{}: cannot read: {e}", path.display())))?;
-    let trace = load_with_progress(path, quiet)?;
+    let trace = load_with_progress(path, quiet, limits)?;
     let tree = link::link(&trace);
     let profile = analyse::analyse_with(&trace, &tree, options);
     let mut snapshot = Snapshot::from_profile(&profile, sha256, bytes);
@@ -157,7 +169,7 @@ pub fn check(
     baselines: &[PathBuf],
     candidate: &Path,
     policy: &Policy,
-    quiet: bool,
+    read: &ReadOptions,
     out_dir: Option<&Path>,
 ) -> Result<Verdict, Failure> {
     let pairs = pair_inputs(baselines, candidate)?;
@@ -165,10 +177,10 @@ pub fn check(
     for (name, baseline_paths, candidate_path) in pairs {
         let baseline_sides = baseline_paths
             .iter()
-            .map(|p| read_input(p, &policy.hardware.baseline, policy, quiet))
+            .map(|p| read_input(p, &policy.hardware.baseline, policy, read))
             .collect::<Result<Vec<_>, _>>()?;
         let candidate_side = candidate_path
-            .map(|p| read_input(&p, &policy.hardware.candidate, policy, quiet))
+            .map(|p| read_input(&p, &policy.hardware.candidate, policy, read))
             .transpose()?;
         sides.push((name, baseline_sides, candidate_side));
     }

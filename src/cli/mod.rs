@@ -1,21 +1,25 @@
-//! Command-line surface: clap definitions, dispatch, output files, exit codes.
+//! Command-line surface: dispatch, output files, exit codes (the clap
+//! definitions are in `args.rs`).
 //!
 //! Exit codes: 0 ok (a passed gate, warnings allowed), 1 the gate failed (a
 //! fail-severity finding), 2 bad usage or unreadable input, 3 internal error
 //! (a bug: please report it).
 
+mod args;
 mod check;
+
+use args::*;
 
 use std::fs;
 use std::io::{self, IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use tracegate::analysis::analyse::{self, AnalysisOptions};
+use tracegate::analysis::analyse::{self};
 use tracegate::analysis::hardware::{self, Catalog};
 use tracegate::analysis::profile::Profile;
 use tracegate::gate::policy::{self, Pattern, Policy};
@@ -25,331 +29,7 @@ use tracegate::publish::github;
 use tracegate::publish::replay::{self, PackageContext};
 use tracegate::render;
 use tracegate::trace::link;
-use tracegate::trace::{self, Trace};
-
-/// Stops GPU performance regressions before they merge: reads PyTorch profiler
-/// traces (Kineto JSON, .json or .json.gz, CUDA and ROCm) and says where GPU time goes.
-#[derive(Debug, Parser)]
-#[command(name = "tracegate", version, about, max_term_width = 100)]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Debug, Subcommand)]
-enum Command {
-    /// Analyse one trace: GPU timeline, op categories, top ops and kernels, anomalies.
-    Report(ReportArgs),
-    /// Write the compact, versioned profile of a trace to store as a baseline.
-    Snapshot(SnapshotArgs),
-    /// The gate: compare a candidate with its baseline under a policy (exit 1 on a failing finding).
-    Check(CheckArgs),
-    /// Post a report written earlier by `check --out-dir` as the pull-request comment.
-    Comment(CommentArgs),
-    /// Package op calls of a trace as self-contained reproducers (replay_ir.json, replay.py, README).
-    Replay(ReplayArgs),
-    /// Validate a policy file, or write the commented default one.
-    Policy {
-        #[command(subcommand)]
-        command: PolicyCommand,
-    },
-    /// The hardware catalog used for roofline efficiency.
-    Hardware {
-        #[command(subcommand)]
-        command: HardwareCommand,
-    },
-}
-
-#[derive(Debug, clap::Args)]
-struct ReplayArgs {
-    /// The trace: Kineto JSON, plain or gzip-compressed.
-    trace: PathBuf,
-    /// The op: an exact name (aten::mm), a glob (aten::*mm) or re:REGEX.
-    #[arg(long, value_name = "NAME")]
-    op: String,
-    /// Only calls whose Input Dims match this shape pattern, e.g. "((2048, 4096), *)" or "[[2048,*],*]".
-    #[arg(long, value_name = "SHAPE")]
-    dims: Option<String>,
-    /// Directory for the packages (created if missing).
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    out: PathBuf,
-    /// How many argument sets to package, most GPU time first.
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    top: usize,
-    /// No progress bar, even on a terminal.
-    #[arg(short, long)]
-    quiet: bool,
-}
-
-#[derive(Debug, Subcommand)]
-enum PolicyCommand {
-    /// Check a policy file: exit 0 and a summary when valid, exit 2 with FILE:LINE:COLUMN when not.
-    Check {
-        /// The policy file (YAML).
-        file: PathBuf,
-    },
-    /// Write the commented default policy (to stdout, or to FILE).
-    Init {
-        /// Where to write it; refuses to overwrite an existing file without --force.
-        #[arg(short, long, value_name = "FILE")]
-        output: Option<PathBuf>,
-        /// Overwrite FILE if it exists.
-        #[arg(long)]
-        force: bool,
-    },
-}
-
-#[derive(Debug, clap::Args)]
-struct SnapshotArgs {
-    /// The trace: Kineto JSON, plain or gzip-compressed.
-    trace: PathBuf,
-
-    /// Where to write the snapshot (gzip JSON, e.g. baseline.json.gz).
-    #[arg(short, long, value_name = "FILE")]
-    output: PathBuf,
-
-    /// No progress bar, even on a terminal.
-    #[arg(short, long)]
-    quiet: bool,
-
-    #[command(flatten)]
-    hardware: HardwareArgs,
-}
-
-#[derive(Debug, clap::Args)]
-struct CheckArgs {
-    /// Baseline: a trace or snapshot, or a directory of them (one per workload,
-    /// paired with the candidate's by file name). Repeat for a window of
-    /// earlier runs: run-to-run noise is then measured from them.
-    #[arg(long, required = true, value_name = "PATH")]
-    baseline: Vec<PathBuf>,
-
-    /// Candidate: a trace or snapshot, or a directory of them.
-    #[arg(long, value_name = "PATH")]
-    candidate: PathBuf,
-
-    /// The policy (YAML); default: the built-in policies/default.yaml.
-    #[arg(long, value_name = "FILE")]
-    policy: Option<PathBuf>,
-
-    /// Write report.json, comment.md and summary.md here.
-    #[arg(long, value_name = "DIR")]
-    out_dir: Option<PathBuf>,
-
-    /// A directory whose comment.md.j2 / summary.md.j2 replace the built-in templates.
-    #[arg(long, value_name = "DIR")]
-    template_dir: Option<PathBuf>,
-
-    /// Key of the hidden comment marker, so a matrix of jobs keeps one comment each.
-    #[arg(long, default_value = "default", value_name = "KEY")]
-    comment_key: String,
-
-    /// How many findings the terminal table lists.
-    #[arg(long, default_value_t = 15, value_name = "N")]
-    top: usize,
-
-    /// Colour the terminal output.
-    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
-    color: ColorChoice,
-
-    /// No progress bar, even on a terminal.
-    #[arg(short, long)]
-    quiet: bool,
-
-    /// Post the comment to the pull request (GitHub Actions: GITHUB_TOKEN,
-    /// GITHUB_REPOSITORY, GITHUB_EVENT_PATH, GITHUB_API_URL).
-    #[arg(long)]
-    github: bool,
-
-    #[command(flatten)]
-    publish: PublishArgs,
-}
-
-#[derive(Debug, clap::Args)]
-struct CommentArgs {
-    /// The report.json that `check --out-dir` wrote.
-    #[arg(long, value_name = "FILE")]
-    report: PathBuf,
-
-    /// A directory whose comment.md.j2 replaces the built-in template.
-    #[arg(long, value_name = "DIR")]
-    template_dir: Option<PathBuf>,
-
-    /// Key of the hidden comment marker, so a matrix of jobs keeps one comment each.
-    #[arg(long, default_value = "default", value_name = "KEY")]
-    comment_key: String,
-
-    /// Link this URL (the workflow artifact: replay packages and report.json)
-    /// at the end of the comment; empty for none.
-    #[arg(long, value_name = "URL")]
-    artifact_url: Option<String>,
-
-    #[command(flatten)]
-    publish: PublishArgs,
-}
-
-/// How the comment is published (`check --github`, `comment`).
-#[derive(Debug, clap::Args)]
-#[command(next_help_heading = "Publishing the comment")]
-struct PublishArgs {
-    /// The environment variable that holds the token.
-    #[arg(long, default_value = "GITHUB_TOKEN", value_name = "NAME")]
-    token_env: String,
-
-    /// The pull request to comment on, instead of the event's.
-    #[arg(long, value_name = "N")]
-    pr: Option<u64>,
-
-    /// The commit the report is for: a --pr whose head is elsewhere gets no
-    /// comment (default: the event's workflow_run.head_sha or PR head).
-    #[arg(long, value_name = "SHA")]
-    head_sha: Option<String>,
-
-    /// Edit our comment in place, post it anew (deleting the old), or write nothing.
-    #[arg(long, value_enum, default_value_t = CommentMode::Update)]
-    comment_mode: CommentMode,
-
-    /// When a comment is posted; an earlier one is always brought up to date.
-    #[arg(long, value_enum, default_value_t = CommentOn::Always)]
-    comment_on: CommentOn,
-
-    /// The login the token comments as, for a token that cannot read its own
-    /// identity (a GitHub App's `NAME[bot]`); by default asked of GitHub, or
-    /// github-actions[bot].
-    #[arg(long, value_name = "LOGIN", value_parser = clap::builder::NonEmptyStringValueParser::new())]
-    comment_author: Option<String>,
-
-    /// Give up publishing after this many seconds in all (every request,
-    /// page, retry and wait; one request gets at most 30 of them).
-    #[arg(long, value_name = "SECONDS", default_value_t = github::DEFAULT_DEADLINE.as_secs(),
-          value_parser = clap::value_parser!(u64).range(1..))]
-    comment_timeout: u64,
-
-    /// Exit 2 when the comment cannot be written (by default a warning: the
-    /// exit code is the verdict's).
-    #[arg(long)]
-    require_comment: bool,
-}
-
-/// `--comment-mode`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum CommentMode {
-    /// Edit our earlier comment; create one when there is none.
-    Update,
-    /// Post a new comment and delete our earlier ones.
-    Recreate,
-    /// Write nothing to GitHub.
-    Off,
-}
-
-/// `--comment-on`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum CommentOn {
-    /// Every run.
-    Always,
-    /// When there is a fail or warn finding.
-    Findings,
-    /// When the gate fails.
-    Fail,
-}
-
-#[derive(Debug, Subcommand)]
-enum HardwareCommand {
-    /// List the GPUs the catalog knows, with their peaks and datasheet sources.
-    List {
-        /// A YAML catalog that adds GPUs or overrides built-in entries
-        /// (same format as policies/hardware.yaml).
-        #[arg(long, value_name = "FILE")]
-        hardware_file: Option<PathBuf>,
-    },
-}
-
-/// Output formats of `report`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum Format {
-    /// A readable summary for the terminal.
-    Terminal,
-    /// The versioned JSON document (docs/REPORT.md).
-    Json,
-    /// A Markdown summary.
-    Markdown,
-    /// TraceLens-compatible CSV files (needs --out-dir).
-    Csv,
-}
-
-/// When to colour terminal output.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum ColorChoice {
-    /// Colour when stdout is a terminal and NO_COLOR is unset.
-    Auto,
-    /// Always colour.
-    Always,
-    /// Never colour.
-    Never,
-}
-
-#[derive(Debug, clap::Args)]
-struct ReportArgs {
-    /// The trace: Kineto JSON, plain or gzip-compressed (detected from the bytes).
-    trace: PathBuf,
-
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Terminal)]
-    format: Format,
-
-    /// Directory for the CSV files (required with --format csv; created if missing).
-    #[arg(long, value_name = "DIR")]
-    out_dir: Option<PathBuf>,
-
-    /// Write the json, markdown or terminal output to this file instead of stdout.
-    #[arg(short, long, value_name = "FILE")]
-    output: Option<PathBuf>,
-
-    /// How many ops and kernels the terminal and Markdown summaries list.
-    #[arg(long, default_value_t = 10, value_name = "N")]
-    top: usize,
-
-    /// Colour the terminal summary.
-    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
-    color: ColorChoice,
-
-    /// No progress bar, even on a terminal.
-    #[arg(short, long)]
-    quiet: bool,
-
-    #[command(flatten)]
-    hardware: HardwareArgs,
-}
-
-/// Which GPU efficiency is judged against.
-#[derive(Debug, clap::Args)]
-struct HardwareArgs {
-    /// The GPU the trace ran on, overriding detection from deviceProperties: a
-    /// catalog name (`tracegate hardware list`) or an inline spec such as
-    /// `name=mygpu,hbm=3.35,bf16=990,fp32=67` (`base=H100 SXM,hbm=3.0` edits an entry).
-    #[arg(long, value_name = "NAME|SPEC")]
-    hardware: Option<String>,
-
-    /// A YAML catalog that adds GPUs or overrides built-in entries
-    /// (same format as policies/hardware.yaml).
-    #[arg(long, value_name = "FILE")]
-    hardware_file: Option<PathBuf>,
-}
-
-impl HardwareArgs {
-    fn options(&self) -> Result<AnalysisOptions, Failure> {
-        let catalog = catalog(self.hardware_file.as_deref())?;
-        let hardware = match &self.hardware {
-            Some(spec) => Some(
-                catalog
-                    .resolve(spec)
-                    .map_err(|e| Failure::input(format!("--hardware: {e}")))?,
-            ),
-            None => None,
-        };
-        Ok(AnalysisOptions { catalog, hardware })
-    }
-}
+use tracegate::trace::{self, LoadLimits, Trace};
 
 /// A failure with its exit code.
 struct Failure {
@@ -439,7 +119,7 @@ fn report_command(args: &ReportArgs) -> Result<(), Failure> {
         ));
     }
     let options = args.hardware.options()?;
-    let trace = load_with_progress(&args.trace, args.quiet)?;
+    let trace = load_with_progress(&args.trace, args.quiet, &args.load.limits())?;
     let tree = link::link(&trace);
     let profile = analyse::analyse_with(&trace, &tree, &options);
     match args.format {
@@ -499,7 +179,8 @@ fn color_enabled(choice: ColorChoice) -> bool {
 
 fn snapshot_command(args: &SnapshotArgs) -> Result<(), Failure> {
     let options = args.hardware.options()?;
-    let snapshot = check::snapshot_of_trace(&args.trace, &options, args.quiet)?;
+    let snapshot =
+        check::snapshot_of_trace(&args.trace, &options, args.quiet, &args.load.limits())?;
     snapshot
         .write_path(&args.output)
         .map_err(|e| Failure::input(format!("{}: cannot write: {e}", args.output.display())))
@@ -514,7 +195,10 @@ fn check_command(args: &CheckArgs) -> Result<u8, Failure> {
         &args.baseline,
         &args.candidate,
         &policy,
-        args.quiet,
+        &check::ReadOptions {
+            quiet: args.quiet,
+            limits: args.load.limits(),
+        },
         args.out_dir.as_deref(),
     )?;
     let annotations = check::write_outputs(
@@ -622,7 +306,7 @@ fn replay_command(args: &ReplayArgs) -> Result<(), Failure> {
         .map(Pattern::shape)
         .transpose()
         .map_err(|e| Failure::input(format!("--dims: {e}")))?;
-    let trace = load_with_progress(&args.trace, args.quiet)?;
+    let trace = load_with_progress(&args.trace, args.quiet, &args.load.limits())?;
     let tree = link::link(&trace);
     let profile = analyse::analyse(&trace, &tree);
     let rows = replay::rows_matching(&profile.unique_args, &name, dims.as_ref());
@@ -718,13 +402,13 @@ fn emit(output: Option<&Path>, text: &str) -> Result<(), Failure> {
 }
 
 /// Loads a trace, with a progress bar on stderr for large files on a terminal.
-fn load_with_progress(path: &Path, quiet: bool) -> Result<Trace, Failure> {
+fn load_with_progress(path: &Path, quiet: bool, limits: &LoadLimits) -> Result<Trace, Failure> {
     const BAR_THRESHOLD: u64 = 32 << 20;
     let size = fs::metadata(path)
         .map_err(|e| Failure::input(format!("{}: cannot read: {e}", path.display())))?
         .len();
     if quiet || size < BAR_THRESHOLD || !io::stderr().is_terminal() {
-        return Ok(trace::load_file(path, &mut |_| {})?);
+        return Ok(trace::load_file_with(path, limits, &mut |_| {})?);
     }
     let bar = ProgressBar::new(size);
     bar.set_style(
@@ -734,18 +418,7 @@ fn load_with_progress(path: &Path, quiet: bool) -> Result<Trace, Failure> {
     );
     bar.set_message(format!("loading {}", path.display()));
     bar.enable_steady_tick(Duration::from_millis(200));
-    let result = trace::load_file(path, &mut |read| bar.set_position(read));
+    let result = trace::load_file_with(path, limits, &mut |read| bar.set_position(read));
     bar.finish_and_clear();
     Ok(result?)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::CommandFactory;
-
-    #[test]
-    fn verify_cli() {
-        Cli::command().debug_assert();
-    }
 }

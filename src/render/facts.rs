@@ -48,9 +48,22 @@ pub fn anomaly_lines(profile: &Profile) -> Vec<String> {
     };
     add(
         a.negative_durations,
-        "events with a negative duration (kept as written)",
+        "events with a negative duration (left out)",
     );
     add(a.missing_times, "timed events without ts or dur (skipped)");
+    let load = &profile.source.counts;
+    add(
+        load.non_finite_times,
+        "events with a NaN or infinite ts or dur (left out)",
+    );
+    add(
+        load.out_of_range_times,
+        "events with an absurd ts or dur (over 1e15 µs long, or ts beyond ±1e16 µs; left out)",
+    );
+    add(
+        load.oversized_args,
+        "shape arguments over 1 MiB (dropped from their op)",
+    );
     add(
         a.link.gpu_without_launch,
         "GPU events with no launch in the trace (left out of the timeline and op tables)",

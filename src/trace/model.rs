@@ -200,8 +200,8 @@ pub const NO_DETAIL: u32 = u32::MAX;
 pub struct Event {
     /// Start, in microseconds as written (often with nanosecond decimals).
     pub ts: f64,
-    /// Duration in microseconds. May be negative in broken traces: kept as
-    /// written and counted as an anomaly.
+    /// Duration in microseconds. Finite, not negative and at most
+    /// [`MAX_DURATION_US`]: the loader leaves other events out and counts them.
     pub dur: f64,
     /// The event's name.
     pub name: Sym,
@@ -339,10 +339,38 @@ pub struct LoadCounts {
     pub metadata: u64,
     /// Instant and other events not kept.
     pub skipped: u64,
-    /// Timed events with a negative duration.
+    /// Timed events with a negative duration (left out).
     pub negative_durations: u64,
-    /// Timed events with no `ts` or no `dur`.
+    /// Timed events with no `ts` or no `dur` (left out).
     pub missing_times: u64,
+    /// Timed events and flow ends whose `ts` or `dur` is NaN or infinite
+    /// (`NaN`, `Infinity`, `"inf"`, `1e400`), left out so that no sum is
+    /// poisoned. Serialised only when non-zero.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub non_finite_times: u64,
+    /// Timed events and flow ends with a `dur` over [`MAX_DURATION_US`] or a
+    /// `ts` outside ±[`MAX_ABS_TS_US`]: absurd values, left out. Serialised
+    /// only when non-zero.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub out_of_range_times: u64,
+    /// Shape arguments (`Input Dims`, `Input type`, `Input Strides`,
+    /// `Concrete Inputs`) longer than the loader's limit, dropped from their
+    /// op so that later stages stay cheap. Serialised only when non-zero.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub oversized_args: u64,
+}
+
+/// The longest duration a timed event may have: 10^15 µs, about 32 years.
+pub const MAX_DURATION_US: f64 = 1e15;
+
+/// The largest `|ts|` a trace may use: 10^16 µs, about 317 years from the
+/// Unix epoch (Kineto writes µs since the epoch, about 1.7e15 today).
+pub const MAX_ABS_TS_US: f64 = 1e16;
+
+/// serde's `skip_serializing_if` for counters that are new in the report:
+/// absent when zero, so reports of sound traces are unchanged.
+fn is_zero(count: &u64) -> bool {
+    *count == 0
 }
 
 /// A loaded trace: compact events plus everything needed to link them.

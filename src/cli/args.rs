@@ -1,0 +1,417 @@
+//! The command line as clap reads it: the commands, their flags and the
+//! help text (every doc comment here is `--help` output). Turning flags into
+//! the library's options happens beside each flag group.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use tracegate::analysis::analyse::AnalysisOptions;
+use tracegate::publish::github;
+use tracegate::trace::LoadLimits;
+
+use super::{Failure, catalog};
+
+/// Stops GPU performance regressions before they merge: reads PyTorch profiler
+/// traces (Kineto JSON, .json or .json.gz, CUDA and ROCm) and says where GPU time goes.
+#[derive(Debug, Parser)]
+#[command(name = "tracegate", version, about, max_term_width = 100)]
+pub(super) struct Cli {
+    #[command(subcommand)]
+    pub(super) command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub(super) enum Command {
+    /// Analyse one trace: GPU timeline, op categories, top ops and kernels, anomalies.
+    Report(ReportArgs),
+    /// Write the compact, versioned profile of a trace to store as a baseline.
+    Snapshot(SnapshotArgs),
+    /// The gate: compare a candidate with its baseline under a policy (exit 1 on a failing finding).
+    Check(CheckArgs),
+    /// Post a report written earlier by `check --out-dir` as the pull-request comment.
+    Comment(CommentArgs),
+    /// Package op calls of a trace as self-contained reproducers (replay_ir.json, replay.py, README).
+    Replay(ReplayArgs),
+    /// Validate a policy file, or write the commented default one.
+    Policy {
+        #[command(subcommand)]
+        command: PolicyCommand,
+    },
+    /// The hardware catalog used for roofline efficiency.
+    Hardware {
+        #[command(subcommand)]
+        command: HardwareCommand,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+pub(super) struct ReplayArgs {
+    /// The trace: Kineto JSON, plain or gzip-compressed.
+    pub(super) trace: PathBuf,
+    /// The op: an exact name (aten::mm), a glob (aten::*mm) or re:REGEX.
+    #[arg(long, value_name = "NAME")]
+    pub(super) op: String,
+    /// Only calls whose Input Dims match this shape pattern, e.g. "((2048, 4096), *)" or "[[2048,*],*]".
+    #[arg(long, value_name = "SHAPE")]
+    pub(super) dims: Option<String>,
+    /// Directory for the packages (created if missing).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub(super) out: PathBuf,
+    /// How many argument sets to package, most GPU time first.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub(super) top: usize,
+    /// No progress bar, even on a terminal.
+    #[arg(short, long)]
+    pub(super) quiet: bool,
+
+    #[command(flatten)]
+    pub(super) load: LoadArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub(super) enum PolicyCommand {
+    /// Check a policy file: exit 0 and a summary when valid, exit 2 with FILE:LINE:COLUMN when not.
+    Check {
+        /// The policy file (YAML).
+        file: PathBuf,
+    },
+    /// Write the commented default policy (to stdout, or to FILE).
+    Init {
+        /// Where to write it; refuses to overwrite an existing file without --force.
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+        /// Overwrite FILE if it exists.
+        #[arg(long)]
+        force: bool,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+pub(super) struct SnapshotArgs {
+    /// The trace: Kineto JSON, plain or gzip-compressed.
+    pub(super) trace: PathBuf,
+
+    /// Where to write the snapshot (gzip JSON, e.g. baseline.json.gz).
+    #[arg(short, long, value_name = "FILE")]
+    pub(super) output: PathBuf,
+
+    /// No progress bar, even on a terminal.
+    #[arg(short, long)]
+    pub(super) quiet: bool,
+
+    #[command(flatten)]
+    pub(super) hardware: HardwareArgs,
+
+    #[command(flatten)]
+    pub(super) load: LoadArgs,
+}
+
+#[derive(Debug, clap::Args)]
+pub(super) struct CheckArgs {
+    /// Baseline: a trace or snapshot, or a directory of them (one per workload,
+    /// paired with the candidate's by file name). Repeat for a window of
+    /// earlier runs: run-to-run noise is then measured from them.
+    #[arg(long, required = true, value_name = "PATH")]
+    pub(super) baseline: Vec<PathBuf>,
+
+    /// Candidate: a trace or snapshot, or a directory of them.
+    #[arg(long, value_name = "PATH")]
+    pub(super) candidate: PathBuf,
+
+    /// The policy (YAML); default: the built-in policies/default.yaml.
+    #[arg(long, value_name = "FILE")]
+    pub(super) policy: Option<PathBuf>,
+
+    /// Write report.json, comment.md and summary.md here.
+    #[arg(long, value_name = "DIR")]
+    pub(super) out_dir: Option<PathBuf>,
+
+    /// A directory whose comment.md.j2 / summary.md.j2 replace the built-in templates.
+    #[arg(long, value_name = "DIR")]
+    pub(super) template_dir: Option<PathBuf>,
+
+    /// Key of the hidden comment marker, so a matrix of jobs keeps one comment each.
+    #[arg(long, default_value = "default", value_name = "KEY")]
+    pub(super) comment_key: String,
+
+    /// How many findings the terminal table lists.
+    #[arg(long, default_value_t = 15, value_name = "N")]
+    pub(super) top: usize,
+
+    /// Colour the terminal output.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub(super) color: ColorChoice,
+
+    /// No progress bar, even on a terminal.
+    #[arg(short, long)]
+    pub(super) quiet: bool,
+
+    /// Post the comment to the pull request (GitHub Actions: GITHUB_TOKEN,
+    /// GITHUB_REPOSITORY, GITHUB_EVENT_PATH, GITHUB_API_URL).
+    #[arg(long)]
+    pub(super) github: bool,
+
+    #[command(flatten)]
+    pub(super) load: LoadArgs,
+
+    #[command(flatten)]
+    pub(super) publish: PublishArgs,
+}
+
+#[derive(Debug, clap::Args)]
+pub(super) struct CommentArgs {
+    /// The report.json that `check --out-dir` wrote.
+    #[arg(long, value_name = "FILE")]
+    pub(super) report: PathBuf,
+
+    /// A directory whose comment.md.j2 replaces the built-in template.
+    #[arg(long, value_name = "DIR")]
+    pub(super) template_dir: Option<PathBuf>,
+
+    /// Key of the hidden comment marker, so a matrix of jobs keeps one comment each.
+    #[arg(long, default_value = "default", value_name = "KEY")]
+    pub(super) comment_key: String,
+
+    /// Link this URL (the workflow artifact: replay packages and report.json)
+    /// at the end of the comment; empty for none.
+    #[arg(long, value_name = "URL")]
+    pub(super) artifact_url: Option<String>,
+
+    #[command(flatten)]
+    pub(super) publish: PublishArgs,
+}
+
+/// How the comment is published (`check --github`, `comment`).
+#[derive(Debug, clap::Args)]
+#[command(next_help_heading = "Publishing the comment")]
+pub(super) struct PublishArgs {
+    /// The environment variable that holds the token.
+    #[arg(long, default_value = "GITHUB_TOKEN", value_name = "NAME")]
+    pub(super) token_env: String,
+
+    /// The pull request to comment on, instead of the event's.
+    #[arg(long, value_name = "N")]
+    pub(super) pr: Option<u64>,
+
+    /// The commit the report is for: a --pr whose head is elsewhere gets no
+    /// comment (default: the event's workflow_run.head_sha or PR head).
+    #[arg(long, value_name = "SHA")]
+    pub(super) head_sha: Option<String>,
+
+    /// Edit our comment in place, post it anew (deleting the old), or write nothing.
+    #[arg(long, value_enum, default_value_t = CommentMode::Update)]
+    pub(super) comment_mode: CommentMode,
+
+    /// When a comment is posted; an earlier one is always brought up to date.
+    #[arg(long, value_enum, default_value_t = CommentOn::Always)]
+    pub(super) comment_on: CommentOn,
+
+    /// The login the token comments as, for a token that cannot read its own
+    /// identity (a GitHub App's `NAME[bot]`); by default asked of GitHub, or
+    /// github-actions[bot].
+    #[arg(long, value_name = "LOGIN", value_parser = clap::builder::NonEmptyStringValueParser::new())]
+    pub(super) comment_author: Option<String>,
+
+    /// Give up publishing after this many seconds in all (every request,
+    /// page, retry and wait; one request gets at most 30 of them).
+    #[arg(long, value_name = "SECONDS", default_value_t = github::DEFAULT_DEADLINE.as_secs(),
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub(super) comment_timeout: u64,
+
+    /// Exit 2 when the comment cannot be written (by default a warning: the
+    /// exit code is the verdict's).
+    #[arg(long)]
+    pub(super) require_comment: bool,
+}
+
+/// `--comment-mode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(super) enum CommentMode {
+    /// Edit our earlier comment; create one when there is none.
+    Update,
+    /// Post a new comment and delete our earlier ones.
+    Recreate,
+    /// Write nothing to GitHub.
+    Off,
+}
+
+/// `--comment-on`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(super) enum CommentOn {
+    /// Every run.
+    Always,
+    /// When there is a fail or warn finding.
+    Findings,
+    /// When the gate fails.
+    Fail,
+}
+
+#[derive(Debug, Subcommand)]
+pub(super) enum HardwareCommand {
+    /// List the GPUs the catalog knows, with their peaks and datasheet sources.
+    List {
+        /// A YAML catalog that adds GPUs or overrides built-in entries
+        /// (same format as policies/hardware.yaml).
+        #[arg(long, value_name = "FILE")]
+        hardware_file: Option<PathBuf>,
+    },
+}
+
+/// Output formats of `report`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(super) enum Format {
+    /// A readable summary for the terminal.
+    Terminal,
+    /// The versioned JSON document (docs/REPORT.md).
+    Json,
+    /// A Markdown summary.
+    Markdown,
+    /// TraceLens-compatible CSV files (needs --out-dir).
+    Csv,
+}
+
+/// When to colour terminal output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(super) enum ColorChoice {
+    /// Colour when stdout is a terminal and NO_COLOR is unset.
+    Auto,
+    /// Always colour.
+    Always,
+    /// Never colour.
+    Never,
+}
+
+#[derive(Debug, clap::Args)]
+pub(super) struct ReportArgs {
+    /// The trace: Kineto JSON, plain or gzip-compressed (detected from the bytes).
+    pub(super) trace: PathBuf,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Terminal)]
+    pub(super) format: Format,
+
+    /// Directory for the CSV files (required with --format csv; created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub(super) out_dir: Option<PathBuf>,
+
+    /// Write the json, markdown or terminal output to this file instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub(super) output: Option<PathBuf>,
+
+    /// How many ops and kernels the terminal and Markdown summaries list.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub(super) top: usize,
+
+    /// Colour the terminal summary.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub(super) color: ColorChoice,
+
+    /// No progress bar, even on a terminal.
+    #[arg(short, long)]
+    pub(super) quiet: bool,
+
+    #[command(flatten)]
+    pub(super) hardware: HardwareArgs,
+
+    #[command(flatten)]
+    pub(super) load: LoadArgs,
+}
+
+/// What reading one trace may cost (docs/RELIABILITY.md).
+#[derive(Debug, clap::Args)]
+#[command(next_help_heading = "Input limits")]
+pub(super) struct LoadArgs {
+    /// Refuse a trace whose one event or top-level metadata value is larger
+    /// than this, uncompressed: a number of bytes, or with KiB, MiB or GiB.
+    #[arg(long, value_name = "SIZE", default_value = "64MiB", value_parser = parse_size)]
+    pub(super) max_event_bytes: u64,
+
+    /// Read a FIFO, device or socket as a trace (refused by default: reading
+    /// one may never end).
+    #[arg(long)]
+    pub(super) allow_special_files: bool,
+}
+
+impl LoadArgs {
+    pub(super) fn limits(&self) -> LoadLimits {
+        LoadLimits {
+            max_event_bytes: self.max_event_bytes,
+            allow_special_files: self.allow_special_files,
+            ..LoadLimits::default()
+        }
+    }
+}
+
+/// `123`, `64KiB`, `64MiB`, `1GiB` (also `K`, `M`, `G`), in bytes.
+fn parse_size(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let digits = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(digits);
+    let shift = match unit.trim() {
+        "" | "B" => 0,
+        "K" | "KiB" => 10,
+        "M" | "MiB" => 20,
+        "G" | "GiB" => 30,
+        other => return Err(format!("unknown unit `{other}`: use KiB, MiB or GiB")),
+    };
+    number
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(1 << shift))
+        .filter(|&n| n > 0)
+        .ok_or_else(|| format!("`{text}` is not a positive size in bytes"))
+}
+
+/// Which GPU efficiency is judged against.
+#[derive(Debug, clap::Args)]
+pub(super) struct HardwareArgs {
+    /// The GPU the trace ran on, overriding detection from deviceProperties: a
+    /// catalog name (`tracegate hardware list`) or an inline spec such as
+    /// `name=mygpu,hbm=3.35,bf16=990,fp32=67` (`base=H100 SXM,hbm=3.0` edits an entry).
+    #[arg(long, value_name = "NAME|SPEC")]
+    pub(super) hardware: Option<String>,
+
+    /// A YAML catalog that adds GPUs or overrides built-in entries
+    /// (same format as policies/hardware.yaml).
+    #[arg(long, value_name = "FILE")]
+    pub(super) hardware_file: Option<PathBuf>,
+}
+
+impl HardwareArgs {
+    pub(super) fn options(&self) -> Result<AnalysisOptions, Failure> {
+        let catalog = catalog(self.hardware_file.as_deref())?;
+        let hardware = match &self.hardware {
+            Some(spec) => Some(
+                catalog
+                    .resolve(spec)
+                    .map_err(|e| Failure::input(format!("--hardware: {e}")))?,
+            ),
+            None => None,
+        };
+        Ok(AnalysisOptions { catalog, hardware })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn verify_cli() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn sizes_parse_with_binary_units() {
+        assert_eq!(parse_size("1000"), Ok(1000));
+        assert_eq!(parse_size("64MiB"), Ok(64 << 20));
+        assert_eq!(parse_size("2 G"), Ok(2 << 30));
+        assert!(parse_size("0").is_err());
+        assert!(parse_size("12 furlongs").is_err());
+        assert!(parse_size("99999999999GiB").is_err());
+    }
+}

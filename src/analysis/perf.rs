@@ -1298,12 +1298,11 @@ mod tests {
         }
     }
 
-    fn corpus() -> Option<PathBuf> {
-        let dir = Path::new(concat!(
+    fn corpus() -> PathBuf {
+        PathBuf::from(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../shared/corpus/tracelens"
-        ));
-        dir.is_dir().then(|| dir.to_path_buf())
+        ))
     }
 
     /// (trace, its unified_perf_summary.csv) for every corpus trace with CPU ops.
@@ -1422,13 +1421,7 @@ mod tests {
     }
 
     fn check_corpus(select: impl Fn(&Path) -> bool) {
-        let Some(corpus) = corpus() else {
-            #[allow(clippy::print_stdout)]
-            {
-                println!("SKIPPED: no corpus at ../shared/corpus/tracelens");
-            }
-            return;
-        };
+        let corpus = corpus();
         let pairs: Vec<(PathBuf, PathBuf)> = oracle_pairs(&corpus)
             .into_iter()
             .filter(|(trace, _)| select(trace))
@@ -1452,11 +1445,19 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        not(tracegate_corpus),
+        ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+    )]
     fn unified_table_matches_tracelens() {
         check_corpus(|trace| !is_large(trace));
     }
 
     #[test]
+    #[cfg_attr(
+        not(tracegate_corpus),
+        ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+    )]
     fn unified_table_matches_tracelens_on_the_largest_traces() {
         check_corpus(is_large);
     }

@@ -1040,11 +1040,13 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        not(tracegate_corpus),
+        ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+    )]
     fn a_trace_against_itself_changes_nothing() {
         for relative in [QWEN_H100, STEPS_A100] {
-            let Some(snapshot) = corpus_snapshot(relative) else {
-                return;
-            };
+            let snapshot = corpus_snapshot(relative);
             let comparison = compare_one(&snapshot, &snapshot);
             assert_eq!(comparison.nothing_to_compare, None, "{relative}");
             assert_eq!(comparison.ops.len(), snapshot.ops.len());
@@ -1080,11 +1082,13 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        not(tracegate_corpus),
+        ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+    )]
     fn three_percent_jitter_stays_within_five_percent() {
         for relative in [QWEN_H100, STEPS_A100] {
-            let Some((profile, _, _)) = corpus_profile(relative) else {
-                return;
-            };
+            let (profile, _, _) = corpus_profile(relative);
             let baseline = snapshot_of(&profile);
             let candidate = snapshot_of(&jittered(&profile, 1, None));
             let comparison = compare_one(&baseline, &candidate);
@@ -1111,11 +1115,13 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        not(tracegate_corpus),
+        ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+    )]
     fn one_op_thirty_percent_slower_stands_out() {
         for relative in [QWEN_H100, STEPS_A100] {
-            let Some((profile, _, _)) = corpus_profile(relative) else {
-                return;
-            };
+            let (profile, _, _) = corpus_profile(relative);
             // Slow down the third-largest row, over a jittered background.
             let target = 2;
             let key = {
@@ -1147,10 +1153,12 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        not(tracegate_corpus),
+        ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+    )]
     fn a_renamed_kernel_shows_as_a_diff_on_its_row_only() {
-        let Some(snapshot) = corpus_snapshot(QWEN_H100) else {
-            return;
-        };
+        let snapshot = corpus_snapshot(QWEN_H100);
         let mut candidate = snapshot.clone();
         let target = candidate
             .ops
@@ -1178,11 +1186,12 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        not(tracegate_corpus),
+        ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+    )]
     fn cross_platform_rows_carry_their_roofline_ratio() {
-        let (Some(h100), Some(mi300)) = (corpus_snapshot(QWEN_H100), corpus_snapshot(QWEN_MI300))
-        else {
-            return;
-        };
+        let (h100, mi300) = (corpus_snapshot(QWEN_H100), corpus_snapshot(QWEN_MI300));
         let catalog = builtin_catalog();
         let (b, c) = (
             h100.fingerprint
@@ -1245,10 +1254,12 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        not(tracegate_corpus),
+        ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+    )]
     fn a_window_of_baselines_measures_noise() {
-        let Some((profile, _, _)) = corpus_profile(QWEN_H100) else {
-            return;
-        };
+        let (profile, _, _) = corpus_profile(QWEN_H100);
         let window: Vec<Snapshot> = (10..13)
             .map(|seed| snapshot_of(&jittered(&profile, seed, None)))
             .collect();
@@ -1279,10 +1290,12 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        not(tracegate_corpus),
+        ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+    )]
     fn changed_shapes_pair_by_call_site_and_the_rest_is_new_or_missing() {
-        let Some(snapshot) = corpus_snapshot(QWEN_H100) else {
-            return;
-        };
+        let snapshot = corpus_snapshot(QWEN_H100);
         let mut candidate = snapshot.clone();
         let changed = candidate
             .ops
@@ -1308,18 +1321,18 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        not(tracegate_corpus),
+        ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+    )]
     fn nothing_to_compare_is_said_out_loud() {
-        let Some(cpu_only) = corpus_snapshot("hta/cpu_only.json.gz") else {
-            return;
-        };
+        let cpu_only = corpus_snapshot("hta/cpu_only.json.gz");
         let comparison = compare_one(&cpu_only, &cpu_only);
         assert_eq!(
             comparison.nothing_to_compare.as_deref(),
             Some("neither side has GPU work")
         );
-        let Some(gpu_only) = corpus_snapshot("tracelens/mi210/gpu_only_trace.json.gz") else {
-            return;
-        };
+        let gpu_only = corpus_snapshot("tracelens/mi210/gpu_only_trace.json.gz");
         let comparison = compare_one(&gpu_only, &gpu_only);
         let reason = comparison.nothing_to_compare.expect("no op rows");
         assert!(

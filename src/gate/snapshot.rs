@@ -878,7 +878,7 @@ pub fn sha256_file(path: &Path) -> io::Result<(String, u64)> {
 }
 
 #[cfg(test)]
-#[allow(clippy::print_stderr)] // corpus tests say when they skip, and print sizes
+#[allow(clippy::print_stderr)] // a corpus test prints snapshot sizes
 pub(crate) mod tests {
     use super::*;
     use crate::analysis::hardware::ComputeSpec;
@@ -886,28 +886,21 @@ pub(crate) mod tests {
     use std::path::PathBuf;
     use std::sync::{Mutex, OnceLock};
 
-    /// The shared corpus beside the checkout, when present.
-    pub(crate) fn corpus_dir() -> Option<PathBuf> {
-        let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus"));
-        if dir.is_dir() {
-            Some(dir)
-        } else {
-            eprintln!(
-                "SKIPPED: ../shared/corpus not found; corpus tests need the shared trace corpus"
-            );
-            None
-        }
+    /// The shared corpus beside the checkout, for tests that are ignored
+    /// without it (build.rs sets `tracegate_corpus`).
+    pub(crate) fn corpus_dir() -> PathBuf {
+        PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus"))
     }
 
     /// The analysed profile of a corpus trace (cached across tests), with
     /// its file's SHA-256 and size.
-    pub(crate) fn corpus_profile(relative: &str) -> Option<(Profile, String, u64)> {
+    pub(crate) fn corpus_profile(relative: &str) -> (Profile, String, u64) {
         type Analysed = (Profile, String, u64);
         static CACHE: OnceLock<Mutex<HashMap<String, Analysed>>> = OnceLock::new();
-        let path = corpus_dir()?.join(relative);
+        let path = corpus_dir().join(relative);
         let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
         if let Some(found) = cache.lock().expect("cache").get(relative) {
-            return Some(found.clone());
+            return found.clone();
         }
         let trace = crate::trace::load_file(&path, &mut |_| {}).expect("corpus trace loads");
         let tree = crate::trace::link::link(&trace);
@@ -918,13 +911,13 @@ pub(crate) mod tests {
             .lock()
             .expect("cache")
             .insert(relative.to_string(), entry.clone());
-        Some(entry)
+        entry
     }
 
     /// The snapshot of a corpus trace.
-    pub(crate) fn corpus_snapshot(relative: &str) -> Option<Snapshot> {
-        let (profile, sha, bytes) = corpus_profile(relative)?;
-        Some(Snapshot::from_profile(&profile, sha, bytes))
+    pub(crate) fn corpus_snapshot(relative: &str) -> Snapshot {
+        let (profile, sha, bytes) = corpus_profile(relative);
+        Snapshot::from_profile(&profile, sha, bytes)
     }
 
     #[test]
@@ -1199,8 +1192,12 @@ pub(crate) mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        not(tracegate_corpus),
+        ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+    )]
     fn corpus_pytorch_versions() {
-        let Some(dir) = corpus_dir() else { return };
+        let dir = corpus_dir();
         for (relative, version) in [
             (
                 "tracelens/h100/gaunernst_bert-small-uncased__1016001.json.gz",
@@ -1222,15 +1219,19 @@ pub(crate) mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        not(tracegate_corpus),
+        ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+    )]
     fn corpus_snapshots_round_trip_and_stay_small() {
-        let Some(dir) = corpus_dir() else { return };
+        let dir = corpus_dir();
         for relative in [
             "tracelens/h100/gaunernst_bert-small-uncased__1016001.json.gz",
             "tracelens/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz",
             "tracelens/mi300/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz",
             "hta/trace_diff_control_a100.json.gz",
         ] {
-            let (profile, sha, bytes) = corpus_profile(relative).expect("corpus present");
+            let (profile, sha, bytes) = corpus_profile(relative);
             let snapshot = Snapshot::from_profile(&profile, sha.clone(), bytes);
             assert_eq!(snapshot.fingerprint.trace_sha256, sha);
             assert_eq!(sha.len(), 64);
@@ -1276,12 +1277,12 @@ pub(crate) mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        not(tracegate_corpus),
+        ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+    )]
     fn corpus_fingerprint_records_the_environment() {
-        let Some(snapshot) =
-            corpus_snapshot("tracelens/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz")
-        else {
-            return;
-        };
+        let snapshot = corpus_snapshot("tracelens/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz");
         let fingerprint = &snapshot.fingerprint;
         assert_eq!(snapshot.workload, "Qwen_Qwen1.5-0.5B-Chat__1016005");
         assert_eq!(fingerprint.gpus_text(), "1 × NVIDIA H100 80GB HBM3");

@@ -1174,6 +1174,63 @@ fn out_dir_files_and_github_actions_outputs() {
 
 // ------------------------------------------------------------------ 10. snapshots
 
+/// `check --out-dir` writes the candidate's snapshot, the same bytes
+/// `tracegate snapshot` writes, so the uploaded artifact can be promoted to
+/// the next baseline: `candidate.snapshot.json.gz` for a file, and
+/// `snapshots/NAME.snapshot.json.gz` per workload for a directory, which
+/// pairs by name with the next candidate directory.
+#[test]
+fn the_out_dir_holds_the_candidates_snapshot_to_promote_to_baseline() {
+    let (baseline, candidate) = (example("baseline.json.gz"), example("candidate.json.gz"));
+    let gate = run_check(&[&baseline], &candidate, &[]);
+    assert_eq!(gate.code, 1, "{}", gate.describe());
+    let written = gate.out.path().join("candidate.snapshot.json.gz");
+    let by_snapshot = gate.out.path().join("by-snapshot-command.json.gz");
+    let output = command()
+        .arg("snapshot")
+        .arg(&candidate)
+        .arg("-o")
+        .arg(&by_snapshot)
+        .output()
+        .expect("run tracegate snapshot");
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(
+        fs::read(&written).expect("check wrote candidate.snapshot.json.gz"),
+        fs::read(&by_snapshot).expect("snapshot wrote its file")
+    );
+    let promoted = run_check(&[&written], &candidate, &[]);
+    assert_quiet(&promoted, "the candidate against its promoted snapshot");
+
+    let root = TempDir::new().expect("tempdir");
+    let (base, cand) = (root.path().join("base"), root.path().join("cand"));
+    for dir in [&base, &cand] {
+        fs::create_dir_all(dir).expect("mkdir");
+        for name in ["encoder", "decoder"] {
+            fs::copy(&baseline, dir.join(format!("{name}.json.gz"))).expect("copy");
+        }
+    }
+    let gate = run_check(&[&base], &cand, &[]);
+    assert_eq!(gate.code, 0, "{}", gate.describe());
+    let mut names: Vec<String> = fs::read_dir(gate.out.path().join("snapshots"))
+        .expect("check wrote snapshots/")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["decoder.snapshot.json.gz", "encoder.snapshot.json.gz"]
+    );
+    assert!(!gate.out.path().join("candidate.snapshot.json.gz").exists());
+    let promoted = run_check(&[&gate.out.path().join("snapshots")], &cand, &[]);
+    assert_quiet(&promoted, "candidates against their promoted snapshots");
+    let paired: Vec<&str> = promoted
+        .workloads()
+        .iter()
+        .map(|w| w["name"].as_str().expect("name"))
+        .collect();
+    assert_eq!(paired, ["decoder", "encoder"]);
+}
+
 fn uncompressed_len(path: &Path) -> u64 {
     let file = File::open(path).expect("open");
     std::io::copy(&mut MultiGzDecoder::new(file), &mut std::io::sink()).expect("gunzip")

@@ -103,7 +103,7 @@ struct SnapshotArgs {
     /// The trace: Kineto JSON, plain or gzip-compressed.
     trace: PathBuf,
 
-    /// Where to write the snapshot (gzip JSON, e.g. baseline.json.gz).
+    /// Where to write the snapshot (gzip JSON): NAME.snapshot.json.gz pairs with NAME.json.gz in directories.
     #[arg(short, long, value_name = "FILE")]
     output: PathBuf,
 
@@ -131,7 +131,7 @@ struct CheckArgs {
     #[arg(long, value_name = "FILE")]
     policy: Option<PathBuf>,
 
-    /// Write report.json, comment.md and summary.md here.
+    /// Write report.json, comment.md, summary.md and the candidate's snapshot(s) here.
     #[arg(long, value_name = "DIR")]
     out_dir: Option<PathBuf>,
 

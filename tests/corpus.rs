@@ -545,7 +545,7 @@ fn the_corpus_is_present_where_required() {
     assert!(
         !required,
         "{} is missing, and CI=true or TRACEGATE_REQUIRE_CORPUS=1 require it: \
-         run scripts/fetch-corpus to download it (CONTRIBUTING.md, \"Corpus tests\")",
+         run scripts/fetch-corpus to download it (CONTRIBUTING.md, \"The test corpus\")",
         dir.display()
     );
     assert!(

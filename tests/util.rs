@@ -15,7 +15,7 @@ pub fn corpus_dir() -> PathBuf {
     let dir = corpus_path();
     assert!(
         dir.is_dir(),
-        "{} is missing: run scripts/fetch-corpus (CONTRIBUTING.md, \"Corpus tests\")",
+        "{} is missing: run scripts/fetch-corpus (CONTRIBUTING.md, \"The test corpus\")",
         dir.display()
     );
     dir

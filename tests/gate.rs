@@ -13,8 +13,8 @@
 //!
 //! Edited traces and snapshots are written once per test process under
 //! `CARGO_TARGET_TMPDIR/gate/` (never into the repository) and shared by the
-//! tests that need them. Tests that need the corpus print `SKIPPED` and
-//! return when it is missing; those on `examples/` always run.
+//! tests that need them. Tests that need the corpus are compiled as ignored
+//! when it is missing (build.rs); those on `examples/` always run.
 
 use std::collections::{HashMap, HashSet};
 use std::fs::{self, File};
@@ -49,15 +49,14 @@ fn example(name: &str) -> PathBuf {
     repo("examples").join(name)
 }
 
-/// A corpus trace, or `None` (with a `SKIPPED` note) without the corpus.
-fn corpus(relative: &str) -> Option<PathBuf> {
-    let path = corpus_dir()?.join(relative);
-    if path.is_file() {
-        Some(path)
-    } else {
-        eprintln!("SKIPPED: {relative} is not in the corpus");
-        None
-    }
+/// A corpus trace; its absence is a failure (scripts/fetch-corpus gets them all).
+fn corpus(relative: &str) -> PathBuf {
+    let path = corpus_dir().join(relative);
+    assert!(
+        path.is_file(),
+        "{relative} is not in the corpus: run scripts/fetch-corpus"
+    );
+    path
 }
 
 /// A short, file-name-safe label for a corpus path (`h100-Qwen_Qwen1.5-...`).
@@ -94,22 +93,19 @@ fn derived(name: &str, make: impl FnOnce(&Path)) -> PathBuf {
 }
 
 /// `tracegate snapshot` of a corpus trace.
-fn snapshot(relative: &str) -> Option<PathBuf> {
-    let trace = corpus(relative)?;
-    Some(derived(
-        &format!("{}.snapshot.json.gz", label(relative)),
-        |out| {
-            let output = command()
-                .arg("snapshot")
-                .arg(&trace)
-                .arg("-o")
-                .arg(out)
-                .arg("--quiet")
-                .output()
-                .expect("run tracegate snapshot");
-            assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
-        },
-    ))
+fn snapshot(relative: &str) -> PathBuf {
+    let trace = corpus(relative);
+    derived(&format!("{}.snapshot.json.gz", label(relative)), |out| {
+        let output = command()
+            .arg("snapshot")
+            .arg(&trace)
+            .arg("-o")
+            .arg(out)
+            .arg("--quiet")
+            .output()
+            .expect("run tracegate snapshot");
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    })
 }
 
 /// Reads a trace (plain or gzip, by its first bytes) as JSON.
@@ -195,16 +191,13 @@ fn jitter(trace: &mut Value, seed: u64) -> u64 {
 }
 
 /// A copy of a corpus trace with every kernel jittered by ±3%.
-fn jittered(relative: &str, seed: u64) -> Option<PathBuf> {
-    let source = corpus(relative)?;
-    Some(derived(
-        &format!("{}.jitter{seed}.json", label(relative)),
-        |out| {
-            let mut trace = read_json(&source);
-            assert!(jitter(&mut trace, seed) > 0, "{relative} has no kernels");
-            write_json(out, &trace);
-        },
-    ))
+fn jittered(relative: &str, seed: u64) -> PathBuf {
+    let source = corpus(relative);
+    derived(&format!("{}.jitter{seed}.json", label(relative)), |out| {
+        let mut trace = read_json(&source);
+        assert!(jitter(&mut trace, seed) > 0, "{relative} has no kernels");
+        write_json(out, &trace);
+    })
 }
 
 /// `(pid, tid)` of an event, as text (ids are numbers or strings).
@@ -271,14 +264,14 @@ fn edit_kernels_of(trace: &mut Value, op: &str, mut edit: impl FnMut(&mut Value)
 /// A copy of a corpus trace where `op`'s kernels take `factor` times as
 /// long. `op_kernel_us` is the op's direct kernel time from `report`: the
 /// edited kernels must account for nearly all of it.
-fn op_slowed(relative: &str, op: &str, factor: f64, op_kernel_us: f64) -> Option<PathBuf> {
-    let source = corpus(relative)?;
+fn op_slowed(relative: &str, op: &str, factor: f64, op_kernel_us: f64) -> PathBuf {
+    let source = corpus(relative);
     let name = format!(
         "{}.{}x{factor}.json",
         label(relative),
         op.replace("::", "-")
     );
-    Some(derived(&name, |out| {
+    derived(&name, |out| {
         let mut trace = read_json(&source);
         let slowed = edit_kernels_of(&mut trace, op, |e| scale_dur(e, factor));
         assert!(
@@ -286,7 +279,7 @@ fn op_slowed(relative: &str, op: &str, factor: f64, op_kernel_us: f64) -> Option
             "{relative}: slowed {slowed} µs of {op}'s {op_kernel_us} µs"
         );
         write_json(out, &trace);
-    }))
+    })
 }
 
 fn renamed(kernel: &str) -> String {
@@ -294,10 +287,10 @@ fn renamed(kernel: &str) -> String {
 }
 
 /// A copy of a corpus trace where `op`'s kernels have [`renamed`] names.
-fn op_kernels_renamed(relative: &str, op: &str) -> Option<PathBuf> {
-    let source = corpus(relative)?;
+fn op_kernels_renamed(relative: &str, op: &str) -> PathBuf {
+    let source = corpus(relative);
     let name = format!("{}.{}-renamed.json", label(relative), op.replace("::", "-"));
-    Some(derived(&name, |out| {
+    derived(&name, |out| {
         let mut trace = read_json(&source);
         let touched = edit_kernels_of(&mut trace, op, |e| {
             let name = renamed(e["name"].as_str().expect("kernel name"));
@@ -305,7 +298,7 @@ fn op_kernels_renamed(relative: &str, op: &str) -> Option<PathBuf> {
         });
         assert!(touched > 0.0, "{relative}: no kernels under {op}");
         write_json(out, &trace);
-    }))
+    })
 }
 
 // ------------------------------------------------------------------ running
@@ -480,17 +473,20 @@ fn timeline_delta(workload: &Value, metric: &str) -> Option<f64> {
 // ------------------------------------------------------------------ 1. itself
 
 #[test]
-fn a_trace_against_itself_passes_with_nothing_flagged() {
+fn the_example_trace_against_itself_passes_with_nothing_flagged() {
     // examples/ has three ProfilerSteps: the per-step statistics path.
     let steps = example("baseline.json.gz");
     let gate = run_check(&[&steps], &steps, &[]);
     assert_quiet(&gate, "examples baseline vs itself");
+}
 
-    let (Some(qwen), Some(bert), Some(qwen_snapshot)) =
-        (corpus(QWEN_H100), corpus(BERT_H100), snapshot(QWEN_H100))
-    else {
-        return;
-    };
+#[test]
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
+fn a_trace_against_itself_passes_with_nothing_flagged() {
+    let (qwen, bert, qwen_snapshot) = (corpus(QWEN_H100), corpus(BERT_H100), snapshot(QWEN_H100));
     for (what, baseline, candidate) in [
         ("qwen trace vs trace", &qwen, &qwen),
         ("qwen snapshot vs trace", &qwen_snapshot, &qwen),
@@ -509,20 +505,21 @@ fn a_trace_against_itself_passes_with_nothing_flagged() {
 // ------------------------------------------------------------------ 2. jitter
 
 #[test]
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
 fn three_percent_kernel_jitter_passes_quietly() {
-    let mut cases = Vec::new();
     // Multi-step (six ProfilerSteps: per-step samples) and single-step traces.
-    if let (Some(base), Some(candidate)) = (snapshot(A100_STEPS), jittered(A100_STEPS, 1)) {
-        cases.push(("a100 6 steps", base, candidate));
-    }
+    let mut cases = vec![(
+        "a100 6 steps",
+        snapshot(A100_STEPS),
+        jittered(A100_STEPS, 1),
+    )];
     for seed in [1, 2] {
-        if let (Some(base), Some(candidate)) = (snapshot(QWEN_H100), jittered(QWEN_H100, seed)) {
-            cases.push(("qwen h100", base, candidate));
-        }
+        cases.push(("qwen h100", snapshot(QWEN_H100), jittered(QWEN_H100, seed)));
     }
-    if let (Some(base), Some(candidate)) = (corpus(BERT_H100), jittered(BERT_H100, 3)) {
-        cases.push(("bert h100", base, candidate));
-    }
+    cases.push(("bert h100", corpus(BERT_H100), jittered(BERT_H100, 3)));
     for (what, baseline, candidate) in &cases {
         let gate = run_check(&[baseline], candidate, &[]);
         assert_quiet(&gate, what);
@@ -536,18 +533,18 @@ fn three_percent_kernel_jitter_passes_quietly() {
 // ------------------------------------------------------------------ 3. one op 30% slower
 
 #[test]
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
 fn one_op_thirty_percent_slower_fails_on_that_op() {
     for relative in [QWEN_H100, BERT_H100] {
-        let Some(trace) = corpus(relative) else {
-            return;
-        };
+        let trace = corpus(relative);
         let report = report_json(&trace);
         let top = &report["ops"][0];
         let op = top["name"].as_str().expect("ops[0].name").to_string();
         let op_us = f64_of(&top["total_direct_kernel_time_us"]);
-        let Some(candidate) = op_slowed(relative, &op, 1.3, op_us) else {
-            return;
-        };
+        let candidate = op_slowed(relative, &op, 1.3, op_us);
         let gate = run_check(&[&trace], &candidate, &[]);
         let findings = gate.describe();
         assert_eq!(gate.code, 1, "{relative}: {findings}");
@@ -586,10 +583,12 @@ fn one_op_thirty_percent_slower_fails_on_that_op() {
 /// by op name, and `busy_time` (+5%) does not trip: the gate passes and calls
 /// all 546 rows "unchanged".
 #[test]
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
 fn one_op_thirty_percent_slower_over_many_rows_fails() {
-    let (Some(trace), Some(baseline)) = (corpus(A100_STEPS), snapshot(A100_STEPS)) else {
-        return;
-    };
+    let (trace, baseline) = (corpus(A100_STEPS), snapshot(A100_STEPS));
     let report = report_json(&trace);
     let op = report["ops"]
         .as_array()
@@ -597,14 +596,12 @@ fn one_op_thirty_percent_slower_over_many_rows_fails() {
         .iter()
         .find(|o| o["name"] == "aten::mm")
         .expect("aten::mm");
-    let Some(candidate) = op_slowed(
+    let candidate = op_slowed(
         A100_STEPS,
         "aten::mm",
         1.3,
         f64_of(&op["total_direct_kernel_time_us"]),
-    ) else {
-        return;
-    };
+    );
     let gate = run_check(&[&baseline], &candidate, &[]);
     let findings = gate.describe();
     assert_eq!(gate.code, 1, "{findings}");
@@ -614,10 +611,12 @@ fn one_op_thirty_percent_slower_over_many_rows_fails() {
 // ------------------------------------------------------------------ 4. kernel selection
 
 #[test]
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
 fn renamed_kernels_are_a_kernel_selection_finding_with_their_diff() {
-    let Some(trace) = corpus(QWEN_H100) else {
-        return;
-    };
+    let trace = corpus(QWEN_H100);
     let report = report_json(&trace);
     // The largest GEMM op: a new cuBLAS picking another kernel is the case.
     let op = report["ops"]
@@ -641,11 +640,7 @@ fn renamed_kernels_are_a_kernel_selection_finding_with_their_diff() {
         .map(|k| k["name"].as_str().expect("kernel name").to_string())
         .collect();
     assert!(!old_names.is_empty(), "{op} launches kernels");
-    let (Some(baseline), Some(candidate)) =
-        (snapshot(QWEN_H100), op_kernels_renamed(QWEN_H100, &op))
-    else {
-        return;
-    };
+    let (baseline, candidate) = (snapshot(QWEN_H100), op_kernels_renamed(QWEN_H100, &op));
     let gate = run_check(&[&baseline], &candidate, &[]);
     let findings = gate.describe();
     let selections = gate.of_kind("kernel_selection");
@@ -686,22 +681,24 @@ fn renamed_kernels_are_a_kernel_selection_finding_with_their_diff() {
 
 // ------------------------------------------------------------------ 5. cross-platform
 
-fn cross_platform_gate(baseline: &str, candidate: &str) -> Option<Gate> {
-    let (baseline, candidate) = (corpus(baseline)?, corpus(candidate)?);
+fn cross_platform_gate(baseline: &str, candidate: &str) -> Gate {
+    let (baseline, candidate) = (corpus(baseline), corpus(candidate));
     let policy = repo("policies/cross-platform.yaml");
-    Some(run_check(
+    run_check(
         &[&baseline],
         &candidate,
         &["--policy", policy.to_str().expect("UTF-8 path")],
-    ))
+    )
 }
 
 #[test]
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
 fn h100_vs_mi300_ops_are_judged_against_expected_ratios() {
     for (baseline, candidate) in [(QWEN_H100, QWEN_MI300), (BERT_H100, BERT_MI300)] {
-        let Some(gate) = cross_platform_gate(baseline, candidate) else {
-            return;
-        };
+        let gate = cross_platform_gate(baseline, candidate);
         let findings = gate.describe();
         let workload = &gate.workloads()[0];
         assert_eq!(workload["cross_platform"], true, "{candidate}");
@@ -772,11 +769,13 @@ fn h100_vs_mi300_ops_are_judged_against_expected_ratios() {
 /// docs/POLICY.md, `cross_platform`: "The noise settings still apply:
 /// `min_time_us`, `min_impact_percent` and the false-discovery rate."
 #[test]
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
 fn cross_platform_findings_have_a_material_impact() {
     for (baseline, candidate) in [(QWEN_H100, QWEN_MI300), (BERT_H100, BERT_MI300)] {
-        let Some(gate) = cross_platform_gate(baseline, candidate) else {
-            return;
-        };
+        let gate = cross_platform_gate(baseline, candidate);
         for finding in gate.of_kind("unexpected_ratio") {
             // policies/cross-platform.yaml: min_impact_percent: 1.0
             let impact = f64_of(&finding["impact_percent"]).abs();
@@ -793,10 +792,12 @@ fn cross_platform_findings_have_a_material_impact() {
 /// call per step on the baseline, 16–17 on the candidate), and that ratio is
 /// what is compared with the per-call expected hardware ratio.
 #[test]
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
 fn op_finding_deltas_agree_with_the_figures_they_show() {
-    let (Some(baseline), Some(candidate)) = (snapshot(A100_STEPS), corpus(V100_STEPS)) else {
-        return;
-    };
+    let (baseline, candidate) = (snapshot(A100_STEPS), corpus(V100_STEPS));
     let policy = repo("policies/cross-platform.yaml");
     let gate = run_check(
         &[&baseline],
@@ -833,15 +834,17 @@ fn op_finding_deltas_agree_with_the_figures_they_show() {
 // ------------------------------------------------------------------ 6. directories
 
 #[test]
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
 fn directories_pair_workloads_and_flag_the_unpaired_one() {
-    let (Some(bert), Some(falcon), Some(bert_jitter), Some(extra)) = (
+    let (bert, falcon, bert_jitter, extra) = (
         corpus(BERT_H100),
         corpus(FALCON_H100),
         jittered(BERT_H100, 4),
         corpus(BERT_MI300),
-    ) else {
-        return;
-    };
+    );
     let root = TempDir::new().expect("tempdir");
     let (base, cand) = (root.path().join("base"), root.path().join("cand"));
     fs::create_dir_all(&base).expect("mkdir");
@@ -909,15 +912,17 @@ fn directories_pair_workloads_and_flag_the_unpaired_one() {
 // ------------------------------------------------------------------ 7. window of baselines
 
 #[test]
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
 fn a_window_of_baselines_measures_noise_and_still_catches_a_regression() {
-    let (Some(a), Some(b), Some(c), Some(candidate)) = (
+    let (a, b, c, candidate) = (
         jittered(QWEN_H100, 11),
         jittered(QWEN_H100, 12),
         jittered(QWEN_H100, 13),
         jittered(QWEN_H100, 14),
-    ) else {
-        return;
-    };
+    );
     let window = [a.as_path(), b.as_path(), c.as_path()];
     let gate = run_check(&window, &candidate, &[]);
     assert_quiet(&gate, "jittered candidate against three jittered baselines");
@@ -928,20 +933,16 @@ fn a_window_of_baselines_measures_noise_and_still_catches_a_regression() {
     assert!(comment.contains("| runs | 3 | 1 |"), "{comment}");
 
     // The noise the window measured (≤ 3%) does not hide a 30% slowdown.
-    let Some(trace) = corpus(QWEN_H100) else {
-        return;
-    };
+    let trace = corpus(QWEN_H100);
     let report = report_json(&trace);
     let top = &report["ops"][0];
     let op = top["name"].as_str().expect("name");
-    let Some(slowed) = op_slowed(
+    let slowed = op_slowed(
         QWEN_H100,
         op,
         1.3,
         f64_of(&top["total_direct_kernel_time_us"]),
-    ) else {
-        return;
-    };
+    );
     let gate = run_check(&window, &slowed, &[]);
     assert_eq!(gate.code, 1, "{}", gate.describe());
     let first = &gate.findings()[0];
@@ -1173,16 +1174,75 @@ fn out_dir_files_and_github_actions_outputs() {
 
 // ------------------------------------------------------------------ 10. snapshots
 
+/// `check --out-dir` writes the candidate's snapshot, the same bytes
+/// `tracegate snapshot` writes, so the uploaded artifact can be promoted to
+/// the next baseline: `candidate.snapshot.json.gz` for a file, and
+/// `snapshots/NAME.snapshot.json.gz` per workload for a directory, which
+/// pairs by name with the next candidate directory.
+#[test]
+fn the_out_dir_holds_the_candidates_snapshot_to_promote_to_baseline() {
+    let (baseline, candidate) = (example("baseline.json.gz"), example("candidate.json.gz"));
+    let gate = run_check(&[&baseline], &candidate, &[]);
+    assert_eq!(gate.code, 1, "{}", gate.describe());
+    let written = gate.out.path().join("candidate.snapshot.json.gz");
+    let by_snapshot = gate.out.path().join("by-snapshot-command.json.gz");
+    let output = command()
+        .arg("snapshot")
+        .arg(&candidate)
+        .arg("-o")
+        .arg(&by_snapshot)
+        .output()
+        .expect("run tracegate snapshot");
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(
+        fs::read(&written).expect("check wrote candidate.snapshot.json.gz"),
+        fs::read(&by_snapshot).expect("snapshot wrote its file")
+    );
+    let promoted = run_check(&[&written], &candidate, &[]);
+    assert_quiet(&promoted, "the candidate against its promoted snapshot");
+
+    let root = TempDir::new().expect("tempdir");
+    let (base, cand) = (root.path().join("base"), root.path().join("cand"));
+    for dir in [&base, &cand] {
+        fs::create_dir_all(dir).expect("mkdir");
+        for name in ["encoder", "decoder"] {
+            fs::copy(&baseline, dir.join(format!("{name}.json.gz"))).expect("copy");
+        }
+    }
+    let gate = run_check(&[&base], &cand, &[]);
+    assert_eq!(gate.code, 0, "{}", gate.describe());
+    let mut names: Vec<String> = fs::read_dir(gate.out.path().join("snapshots"))
+        .expect("check wrote snapshots/")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["decoder.snapshot.json.gz", "encoder.snapshot.json.gz"]
+    );
+    assert!(!gate.out.path().join("candidate.snapshot.json.gz").exists());
+    let promoted = run_check(&[&gate.out.path().join("snapshots")], &cand, &[]);
+    assert_quiet(&promoted, "candidates against their promoted snapshots");
+    let paired: Vec<&str> = promoted
+        .workloads()
+        .iter()
+        .map(|w| w["name"].as_str().expect("name"))
+        .collect();
+    assert_eq!(paired, ["decoder", "encoder"]);
+}
+
 fn uncompressed_len(path: &Path) -> u64 {
     let file = File::open(path).expect("open");
     std::io::copy(&mut MultiGzDecoder::new(file), &mut std::io::sink()).expect("gunzip")
 }
 
 #[test]
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
 fn a_snapshot_is_small_and_stands_in_for_its_trace() {
-    let (Some(trace), Some(snapshot)) = (corpus(QWEN_H100), snapshot(QWEN_H100)) else {
-        return;
-    };
+    let (trace, snapshot) = (corpus(QWEN_H100), snapshot(QWEN_H100));
     let size = fs::metadata(&snapshot).expect("snapshot").len();
     let trace_size = uncompressed_len(&trace);
     assert!(

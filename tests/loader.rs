@@ -438,12 +438,16 @@ fn loaded(trace: &Trace) -> Loaded {
     }
 }
 
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
 #[test]
 fn every_corpus_trace_loads_the_same_after_a_re_save() {
     // The fuzz finding: hta/trace_diff_control_a100 re-saved by Python's
     // json.dump put `-8`-like numbers across the loader's window end, and
     // failed with "invalid number" at event 75516.
-    let Some(corpus) = corpus_dir() else { return };
+    let corpus = corpus_dir();
     let dir = tempfile::tempdir().expect("temp dir");
     let traces = corpus_traces(&corpus);
     assert!(traces.len() >= 20, "found {} traces", traces.len());

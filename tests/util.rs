@@ -4,15 +4,23 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::assert::Assert;
 
-/// The shared real-trace corpus, when this checkout has one beside it.
-pub fn corpus_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("SKIPPED: ../shared/corpus not found; corpus tests need the shared trace corpus");
-        None
-    }
+/// Where the shared real-trace corpus lies: `../shared/corpus` beside the
+/// checkout (`scripts/fetch-corpus` puts it there).
+pub fn corpus_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus")
+}
+
+/// The corpus, for the tests that need it: those are compiled as ignored
+/// without it (build.rs sets `tracegate_corpus` when it is there), so a
+/// missing corpus here means it went away after the build.
+pub fn corpus_dir() -> PathBuf {
+    let dir = corpus_path();
+    assert!(
+        dir.is_dir(),
+        "{} is missing: run scripts/fetch-corpus (CONTRIBUTING.md, \"The test corpus\")",
+        dir.display()
+    );
+    dir
 }
 
 /// Every trace file in the corpus (`.json` and `.json.gz`), sorted.

@@ -92,7 +92,7 @@ pub(super) struct SnapshotArgs {
     /// The trace: Kineto JSON, plain or gzip-compressed.
     pub(super) trace: PathBuf,
 
-    /// Where to write the snapshot (gzip JSON, e.g. baseline.json.gz).
+    /// Where to write the snapshot (gzip JSON): NAME.snapshot.json.gz pairs with NAME.json.gz in directories.
     #[arg(short, long, value_name = "FILE")]
     pub(super) output: PathBuf,
 
@@ -123,7 +123,7 @@ pub(super) struct CheckArgs {
     #[arg(long, value_name = "FILE")]
     pub(super) policy: Option<PathBuf>,
 
-    /// Write report.json, comment.md and summary.md here.
+    /// Write report.json, comment.md, summary.md and the candidate's snapshot(s) here.
     #[arg(long, value_name = "DIR")]
     pub(super) out_dir: Option<PathBuf>,
 

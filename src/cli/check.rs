@@ -212,9 +212,49 @@ pub fn check(
     }
     let mut verdict = judge::judge(&workloads, policy);
     if let Some(dir) = out_dir {
+        write_candidate_snapshots(&sides, candidate.is_dir(), dir)?;
         write_replay_packages(&mut verdict, &sides, policy, dir)?;
     }
     Ok(verdict)
+}
+
+/// Where `check --out-dir DIR` writes the candidate's snapshot of workload
+/// `name`: `DIR/candidate.snapshot.json.gz` for a file, and for a directory
+/// `DIR/snapshots/NAME.snapshot.json.gz`, the name a later check pairs with
+/// the candidate's `NAME.json.gz`. Either can be promoted to the baseline
+/// as it is.
+fn candidate_snapshot_path(out_dir: &Path, directory_mode: bool, name: &str) -> PathBuf {
+    if directory_mode {
+        out_dir
+            .join("snapshots")
+            .join(format!("{name}.snapshot.json.gz"))
+    } else {
+        out_dir.join("candidate.snapshot.json.gz")
+    }
+}
+
+/// Writes the snapshot of every workload's candidate (see
+/// [`candidate_snapshot_path`]), so the uploaded report carries the next
+/// baseline.
+fn write_candidate_snapshots(
+    sides: &[(String, Vec<Side>, Option<Side>)],
+    directory_mode: bool,
+    out_dir: &Path,
+) -> Result<(), Failure> {
+    for (name, _, candidate) in sides {
+        let Some(candidate) = candidate else { continue };
+        let path = candidate_snapshot_path(out_dir, directory_mode, name);
+        if let Some(dir) = path.parent() {
+            fs::create_dir_all(dir).map_err(|e| {
+                Failure::input(format!("{}: cannot create directory: {e}", dir.display()))
+            })?;
+        }
+        candidate
+            .snapshot
+            .write_path(&path)
+            .map_err(|e| Failure::input(format!("{}: cannot write: {e}", path.display())))?;
+    }
+    Ok(())
 }
 
 /// Writes `DIR/replay/<workload>-<op>-<hash>.tar.gz` for the findings the

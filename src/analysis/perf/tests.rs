@@ -421,12 +421,11 @@ fn corrected(row: &HashMap<String, String>) -> (Option<f64>, Option<f64>, Option
     }
 }
 
-fn corpus() -> Option<PathBuf> {
-    let dir = Path::new(concat!(
+fn corpus() -> PathBuf {
+    PathBuf::from(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../shared/corpus/tracelens"
-    ));
-    dir.is_dir().then(|| dir.to_path_buf())
+    ))
 }
 
 /// (trace, its unified_perf_summary.csv) for every corpus trace with CPU ops.
@@ -544,13 +543,7 @@ fn check_against_tracelens(trace_path: &Path, csv: &Path) -> (usize, Vec<&'stati
 }
 
 fn check_corpus(select: impl Fn(&Path) -> bool) {
-    let Some(corpus) = corpus() else {
-        #[allow(clippy::print_stdout)]
-        {
-            println!("SKIPPED: no corpus at ../shared/corpus/tracelens");
-        }
-        return;
-    };
+    let corpus = corpus();
     let pairs: Vec<(PathBuf, PathBuf)> = oracle_pairs(&corpus)
         .into_iter()
         .filter(|(trace, _)| select(trace))
@@ -573,11 +566,19 @@ fn is_large(trace: &Path) -> bool {
     trace.to_string_lossy().contains("owlv2")
 }
 
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
 #[test]
 fn unified_table_matches_tracelens() {
     check_corpus(|trace| !is_large(trace));
 }
 
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
 #[test]
 fn unified_table_matches_tracelens_on_the_largest_traces() {
     check_corpus(is_large);

@@ -55,12 +55,14 @@ fn compare_one(baseline: &Snapshot, candidate: &Snapshot) -> Comparison {
     )
 }
 
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
 #[test]
 fn a_trace_against_itself_changes_nothing() {
     for relative in [QWEN_H100, STEPS_A100] {
-        let Some(snapshot) = corpus_snapshot(relative) else {
-            return;
-        };
+        let snapshot = corpus_snapshot(relative);
         let comparison = compare_one(&snapshot, &snapshot);
         assert_eq!(comparison.nothing_to_compare, None, "{relative}");
         assert_eq!(comparison.ops.len(), snapshot.ops.len());
@@ -95,12 +97,14 @@ fn a_trace_against_itself_changes_nothing() {
     }
 }
 
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
 #[test]
 fn three_percent_jitter_stays_within_five_percent() {
     for relative in [QWEN_H100, STEPS_A100] {
-        let Some((profile, _, _)) = corpus_profile(relative) else {
-            return;
-        };
+        let (profile, _, _) = corpus_profile(relative);
         let baseline = snapshot_of(&profile);
         let candidate = snapshot_of(&jittered(&profile, 1, None));
         let comparison = compare_one(&baseline, &candidate);
@@ -126,12 +130,14 @@ fn three_percent_jitter_stays_within_five_percent() {
     }
 }
 
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
 #[test]
 fn one_op_thirty_percent_slower_stands_out() {
     for relative in [QWEN_H100, STEPS_A100] {
-        let Some((profile, _, _)) = corpus_profile(relative) else {
-            return;
-        };
+        let (profile, _, _) = corpus_profile(relative);
         // Slow down the third-largest row, over a jittered background.
         let target = 2;
         let key = {
@@ -162,11 +168,13 @@ fn one_op_thirty_percent_slower_stands_out() {
     }
 }
 
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
 #[test]
 fn a_renamed_kernel_shows_as_a_diff_on_its_row_only() {
-    let Some(snapshot) = corpus_snapshot(QWEN_H100) else {
-        return;
-    };
+    let snapshot = corpus_snapshot(QWEN_H100);
     let mut candidate = snapshot.clone();
     let target = candidate
         .ops
@@ -193,12 +201,13 @@ fn a_renamed_kernel_shows_as_a_diff_on_its_row_only() {
     assert_eq!(with_diff[0].estimate.ratio, 1.0);
 }
 
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
 #[test]
 fn cross_platform_rows_carry_their_roofline_ratio() {
-    let (Some(h100), Some(mi300)) = (corpus_snapshot(QWEN_H100), corpus_snapshot(QWEN_MI300))
-    else {
-        return;
-    };
+    let (h100, mi300) = (corpus_snapshot(QWEN_H100), corpus_snapshot(QWEN_MI300));
     let catalog = builtin_catalog();
     let (b, c) = (
         h100.fingerprint
@@ -260,11 +269,13 @@ fn cross_platform_rows_carry_their_roofline_ratio() {
     assert!(comparison.ops.iter().any(|op| op.kernel_diff.is_some()));
 }
 
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
 #[test]
 fn a_window_of_baselines_measures_noise() {
-    let Some((profile, _, _)) = corpus_profile(QWEN_H100) else {
-        return;
-    };
+    let (profile, _, _) = corpus_profile(QWEN_H100);
     let window: Vec<Snapshot> = (10..13)
         .map(|seed| snapshot_of(&jittered(&profile, seed, None)))
         .collect();
@@ -294,11 +305,13 @@ fn a_window_of_baselines_measures_noise() {
     assert_eq!(total.noise, Some(0.0)); // the timeline itself was not jittered
 }
 
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
 #[test]
 fn changed_shapes_pair_by_call_site_and_the_rest_is_new_or_missing() {
-    let Some(snapshot) = corpus_snapshot(QWEN_H100) else {
-        return;
-    };
+    let snapshot = corpus_snapshot(QWEN_H100);
     let mut candidate = snapshot.clone();
     let changed = candidate
         .ops
@@ -323,19 +336,19 @@ fn changed_shapes_pair_by_call_site_and_the_rest_is_new_or_missing() {
     assert!(comparison.missing_ops[0].op_ref().name == removed.name);
 }
 
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
 #[test]
 fn nothing_to_compare_is_said_out_loud() {
-    let Some(cpu_only) = corpus_snapshot("hta/cpu_only.json.gz") else {
-        return;
-    };
+    let cpu_only = corpus_snapshot("hta/cpu_only.json.gz");
     let comparison = compare_one(&cpu_only, &cpu_only);
     assert_eq!(
         comparison.nothing_to_compare.as_deref(),
         Some("neither side has GPU work")
     );
-    let Some(gpu_only) = corpus_snapshot("tracelens/mi210/gpu_only_trace.json.gz") else {
-        return;
-    };
+    let gpu_only = corpus_snapshot("tracelens/mi210/gpu_only_trace.json.gz");
     let comparison = compare_one(&gpu_only, &gpu_only);
     let reason = comparison.nothing_to_compare.expect("no op rows");
     assert!(

@@ -14,26 +14,21 @@ use crate::analysis::profile::{OpModel, Profile};
 use crate::analysis::timeline::Breakdown;
 use crate::trace::Metadata;
 
-/// The shared corpus beside the checkout, when present.
-pub(crate) fn corpus_dir() -> Option<PathBuf> {
-    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus"));
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("SKIPPED: ../shared/corpus not found; corpus tests need the shared trace corpus");
-        None
-    }
+/// The shared corpus beside the checkout, for tests that are ignored
+/// without it (build.rs sets `tracegate_corpus`).
+pub(crate) fn corpus_dir() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus"))
 }
 
 /// The analysed profile of a corpus trace (cached across tests), with
 /// its file's SHA-256 and size.
-pub(crate) fn corpus_profile(relative: &str) -> Option<(Profile, String, u64)> {
+pub(crate) fn corpus_profile(relative: &str) -> (Profile, String, u64) {
     type Analysed = (Profile, String, u64);
     static CACHE: OnceLock<Mutex<HashMap<String, Analysed>>> = OnceLock::new();
-    let path = corpus_dir()?.join(relative);
+    let path = corpus_dir().join(relative);
     let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
     if let Some(found) = cache.lock().expect("cache").get(relative) {
-        return Some(found.clone());
+        return found.clone();
     }
     let trace = crate::trace::load_file(&path, &mut |_| {}).expect("corpus trace loads");
     let tree = crate::trace::link::link(&trace);
@@ -44,13 +39,13 @@ pub(crate) fn corpus_profile(relative: &str) -> Option<(Profile, String, u64)> {
         .lock()
         .expect("cache")
         .insert(relative.to_string(), entry.clone());
-    Some(entry)
+    entry
 }
 
 /// The snapshot of a corpus trace.
-pub(crate) fn corpus_snapshot(relative: &str) -> Option<Snapshot> {
-    let (profile, sha, bytes) = corpus_profile(relative)?;
-    Some(Snapshot::from_profile(&profile, sha, bytes))
+pub(crate) fn corpus_snapshot(relative: &str) -> Snapshot {
+    let (profile, sha, bytes) = corpus_profile(relative);
+    Snapshot::from_profile(&profile, sha, bytes)
 }
 
 #[test]
@@ -323,9 +318,13 @@ fn pytorch_version_is_found_in_nested_metadata() {
     assert_eq!(pytorch_version(&Metadata::default()), None);
 }
 
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
 #[test]
 fn corpus_pytorch_versions() {
-    let Some(dir) = corpus_dir() else { return };
+    let dir = corpus_dir();
     for (relative, version) in [
         (
             "tracelens/h100/gaunernst_bert-small-uncased__1016001.json.gz",
@@ -346,16 +345,20 @@ fn corpus_pytorch_versions() {
     }
 }
 
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
 #[test]
 fn corpus_snapshots_round_trip_and_stay_small() {
-    let Some(dir) = corpus_dir() else { return };
+    let dir = corpus_dir();
     for relative in [
         "tracelens/h100/gaunernst_bert-small-uncased__1016001.json.gz",
         "tracelens/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz",
         "tracelens/mi300/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz",
         "hta/trace_diff_control_a100.json.gz",
     ] {
-        let (profile, sha, bytes) = corpus_profile(relative).expect("corpus present");
+        let (profile, sha, bytes) = corpus_profile(relative);
         let snapshot = Snapshot::from_profile(&profile, sha.clone(), bytes);
         assert_eq!(snapshot.fingerprint.trace_sha256, sha);
         assert_eq!(sha.len(), 64);
@@ -400,12 +403,13 @@ fn corpus_snapshots_round_trip_and_stay_small() {
     }
 }
 
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
 #[test]
 fn corpus_fingerprint_records_the_environment() {
-    let Some(snapshot) = corpus_snapshot("tracelens/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz")
-    else {
-        return;
-    };
+    let snapshot = corpus_snapshot("tracelens/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz");
     let fingerprint = &snapshot.fingerprint;
     assert_eq!(snapshot.workload, "Qwen_Qwen1.5-0.5B-Chat__1016005");
     assert_eq!(fingerprint.gpus_text(), "1 × NVIDIA H100 80GB HBM3");

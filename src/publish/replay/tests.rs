@@ -897,8 +897,12 @@ const CASES: &[CorpusCase] = &[
 ];
 
 #[test]
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
 fn corpus_calls_build_packages_that_match_their_events() {
-    let Some(dir) = corpus_dir() else { return };
+    let dir = corpus_dir();
     let python = python3();
     let mut traces: BTreeMap<&str, (Trace, crate::analysis::profile::Profile)> = BTreeMap::new();
     for case in CASES {
@@ -988,8 +992,12 @@ fn corpus_calls_build_packages_that_match_their_events() {
 }
 
 #[test]
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
 fn corpus_errors_name_the_problem() {
-    let Some(dir) = corpus_dir() else { return };
+    let dir = corpus_dir();
     let trace = crate::trace::load_file(&dir.join(FALCON), &mut |_| {}).expect("loads");
     let kernel = trace
         .events

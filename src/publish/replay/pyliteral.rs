@@ -5,19 +5,26 @@
 
 use serde_json::Value;
 
+/// How deeply tuples and lists may nest. PyTorch records scalars and short
+/// lists (`[1, 2]`, `[[0, 1], [1, 0]]`); a trace nesting thousands of levels
+/// is hostile, and following it would overflow the stack.
+pub const MAX_DEPTH: usize = 64;
+
 /// Parses one Python literal (tuple, list, str, int, float, bool, None).
 pub fn parse(text: &str) -> Result<Value, String> {
     let mut parser = Parser {
         bytes: text.as_bytes(),
         text,
         pos: 0,
+        depth: 0,
     };
     let value = parser.value()?;
     parser.skip_space();
     if parser.pos != parser.bytes.len() {
+        let rest: String = text[parser.pos..].chars().take(40).collect();
         return Err(format!(
             "unexpected `{}` at offset {}",
-            &text[parser.pos..],
+            rest.escape_debug(),
             parser.pos
         ));
     }
@@ -28,6 +35,8 @@ struct Parser<'a> {
     bytes: &'a [u8],
     text: &'a str,
     pos: usize,
+    /// Tuples and lists open around the current position.
+    depth: usize,
 }
 
 impl Parser<'_> {
@@ -53,6 +62,19 @@ impl Parser<'_> {
     }
 
     fn sequence(&mut self, close: u8) -> Result<Value, String> {
+        if self.depth == MAX_DEPTH {
+            return Err(format!(
+                "nested more than {MAX_DEPTH} levels deep at offset {}",
+                self.pos
+            ));
+        }
+        self.depth += 1;
+        let items = self.items(close);
+        self.depth -= 1;
+        items
+    }
+
+    fn items(&mut self, close: u8) -> Result<Value, String> {
         self.pos += 1;
         let mut items = Vec::new();
         loop {
@@ -162,5 +184,14 @@ mod tests {
         assert!(parse("('open").is_err());
         assert!(parse("(x,)").is_err());
         assert!(parse("() ()").is_err());
+    }
+
+    #[test]
+    fn nesting_is_bounded_not_followed_to_a_stack_overflow() {
+        let deep = format!("{}{}", "[".repeat(50_000), "]".repeat(50_000));
+        let error = parse(&deep).expect_err("too deep");
+        assert!(error.contains("nested more than 64 levels"), "{error}");
+        let allowed = format!("{}{}", "(".repeat(MAX_DEPTH), ")".repeat(MAX_DEPTH));
+        assert!(parse(&allowed).is_ok());
     }
 }

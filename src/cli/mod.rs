@@ -90,7 +90,8 @@ enum PolicyCommand {
     },
     /// Write the commented default policy (to stdout, or to FILE).
     Init {
-        /// Where to write it; refuses to overwrite an existing file without --force.
+        /// Where to write it (missing directories are created); refuses to
+        /// overwrite an existing file without --force.
         #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
         /// Overwrite FILE if it exists.
@@ -104,7 +105,10 @@ struct SnapshotArgs {
     /// The trace: Kineto JSON, plain or gzip-compressed.
     trace: PathBuf,
 
-    /// Where to write the snapshot (gzip JSON, e.g. baseline.json.gz).
+    /// Where to write the snapshot (gzip JSON), e.g. `baseline/NAME.snapshot.json.gz`
+    /// for the trace NAME.json.gz: `check` on directories pairs files by workload
+    /// name (the file name without `.snapshot`, `.json`, `.gz`), so give the
+    /// snapshot the name of the candidate trace it is the baseline of.
     #[arg(short, long, value_name = "FILE")]
     output: PathBuf,
 
@@ -119,7 +123,8 @@ struct SnapshotArgs {
 #[derive(Debug, clap::Args)]
 struct CheckArgs {
     /// Baseline: a trace or snapshot, or a directory of them (one per workload,
-    /// paired with the candidate's by file name). Repeat for a window of
+    /// paired with the candidate's by name: NAME.snapshot.json.gz with
+    /// NAME.json.gz). Repeat for a window of
     /// earlier runs: run-to-run noise is then measured from them.
     #[arg(long, required = true, value_name = "PATH")]
     baseline: Vec<PathBuf>,
@@ -301,7 +306,8 @@ struct ReportArgs {
     #[arg(long, value_name = "DIR")]
     out_dir: Option<PathBuf>,
 
-    /// Write the json, markdown or terminal output to this file instead of stdout.
+    /// Write the json, markdown or terminal output to this file instead of stdout
+    /// (--format csv writes several files: give --out-dir).
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
 
@@ -417,7 +423,12 @@ fn dispatch(cli: Cli) -> Result<u8, Failure> {
                 "{}: already exists; pass --force to overwrite it",
                 path.display()
             ))),
-            target => emit(target.as_deref(), policy::init_text()).map(|()| 0),
+            target => {
+                if let Some(path) = &target {
+                    create_parent(path)?;
+                }
+                emit(target.as_deref(), policy::init_text()).map(|()| 0)
+            }
         },
         Command::Hardware {
             command: HardwareCommand::List { hardware_file },
@@ -433,13 +444,18 @@ fn dispatch(cli: Cli) -> Result<u8, Failure> {
 }
 
 fn report_command(args: &ReportArgs) -> Result<(), Failure> {
+    if args.format == Format::Csv && args.output.is_some() {
+        return Err(Failure::input(
+            "--format csv writes several files, not one: give --out-dir DIR instead of -o/--output",
+        ));
+    }
     if args.format == Format::Csv && args.out_dir.is_none() {
         return Err(Failure::input(
             "--format csv writes several files: give --out-dir DIR",
         ));
     }
     let options = args.hardware.options()?;
-    let trace = load_with_progress(&args.trace, args.quiet)?;
+    let trace = load_trace(&args.trace, args.quiet, "report")?;
     let tree = link::link(&trace);
     let profile = analyse::analyse_with(&trace, &tree, &options);
     match args.format {
@@ -498,6 +514,9 @@ fn color_enabled(choice: ColorChoice) -> bool {
 }
 
 fn snapshot_command(args: &SnapshotArgs) -> Result<(), Failure> {
+    if snapshot::is_snapshot(&args.trace).unwrap_or(false) {
+        return Err(snapshot_given(&args.trace, "snapshot"));
+    }
     let options = args.hardware.options()?;
     let snapshot = check::snapshot_of_trace(&args.trace, &options, args.quiet)?;
     snapshot
@@ -622,7 +641,7 @@ fn replay_command(args: &ReplayArgs) -> Result<(), Failure> {
         .map(Pattern::shape)
         .transpose()
         .map_err(|e| Failure::input(format!("--dims: {e}")))?;
-    let trace = load_with_progress(&args.trace, args.quiet)?;
+    let trace = load_trace(&args.trace, args.quiet, "replay")?;
     let tree = link::link(&trace);
     let profile = analyse::analyse(&trace, &tree);
     let rows = replay::rows_matching(&profile.unique_args, &name, dims.as_ref());
@@ -697,6 +716,16 @@ fn write_csvs(dir: &Path, profile: &Profile) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Creates the directories `path` is to be written in.
+fn create_parent(path: &Path) -> Result<(), Failure> {
+    match path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(dir) => fs::create_dir_all(dir).map_err(|e| {
+            Failure::input(format!("{}: cannot create directory: {e}", dir.display()))
+        }),
+        None => Ok(()),
+    }
+}
+
 fn emit(output: Option<&Path>, text: &str) -> Result<(), Failure> {
     match output {
         Some(path) => fs::write(path, text)
@@ -715,6 +744,31 @@ fn emit(output: Option<&Path>, text: &str) -> Result<(), Failure> {
             }
         }
     }
+}
+
+/// The error for a tracegate snapshot given to `command`, which reads traces.
+fn snapshot_given(path: &Path, command: &str) -> Failure {
+    Failure::input(format!(
+        "{}: this is a tracegate snapshot; `{command}` reads traces (use `check` to compare snapshots)",
+        path.display()
+    ))
+}
+
+/// Loads the trace `command` reads ([`load_with_progress`]). A snapshot in
+/// its place is named as one rather than as a broken trace: recognised from
+/// its first kilobyte, or, re-saved with its keys reordered, when it fails
+/// as a trace but reads as a snapshot.
+fn load_trace(path: &Path, quiet: bool, command: &str) -> Result<Trace, Failure> {
+    if snapshot::is_snapshot(path).unwrap_or(false) {
+        return Err(snapshot_given(path, command));
+    }
+    load_with_progress(path, quiet).map_err(|failure| {
+        if snapshot::Snapshot::load_path(path).is_ok() {
+            snapshot_given(path, command)
+        } else {
+            failure
+        }
+    })
 }
 
 /// Loads a trace, with a progress bar on stderr for large files on a terminal.

@@ -514,11 +514,9 @@ fn color_enabled(choice: ColorChoice) -> bool {
 }
 
 fn snapshot_command(args: &SnapshotArgs) -> Result<(), Failure> {
-    if snapshot::is_snapshot(&args.trace).unwrap_or(false) {
-        return Err(snapshot_given(&args.trace, "snapshot"));
-    }
     let options = args.hardware.options()?;
-    let snapshot = check::snapshot_of_trace(&args.trace, &options, args.quiet)?;
+    let snapshot = check::snapshot_of_trace(&args.trace, &options, args.quiet)
+        .map_err(|failure| snapshot_or(&args.trace, "snapshot", failure))?;
     snapshot
         .write_path(&args.output)
         .map_err(|e| Failure::input(format!("{}: cannot write: {e}", args.output.display())))
@@ -746,29 +744,29 @@ fn emit(output: Option<&Path>, text: &str) -> Result<(), Failure> {
     }
 }
 
-/// The error for a tracegate snapshot given to `command`, which reads traces.
-fn snapshot_given(path: &Path, command: &str) -> Failure {
-    Failure::input(format!(
-        "{}: this is a tracegate snapshot; `{command}` reads traces (use `check` to compare snapshots)",
-        path.display()
-    ))
+/// Loads the trace `command` reads ([`load_with_progress`]); a snapshot in
+/// its place is named as one ([`snapshot_or`]).
+fn load_trace(path: &Path, quiet: bool, command: &str) -> Result<Trace, Failure> {
+    load_with_progress(path, quiet).map_err(|failure| snapshot_or(path, command, failure))
 }
 
-/// Loads the trace `command` reads ([`load_with_progress`]). A snapshot in
-/// its place is named as one rather than as a broken trace: recognised from
-/// its first kilobyte, or, re-saved with its keys reordered, when it fails
-/// as a trace but reads as a snapshot.
-fn load_trace(path: &Path, quiet: bool, command: &str) -> Result<Trace, Failure> {
-    if snapshot::is_snapshot(path).unwrap_or(false) {
-        return Err(snapshot_given(path, command));
+/// `failure`, the reason the trace at `path` did not load; or, when `path`
+/// holds a tracegate snapshot, the error that says so and that `command`
+/// reads traces. A snapshot is recognised from its first kilobyte, or,
+/// re-saved with its keys reordered, by reading it as one. Only a regular
+/// file is looked into (a FIFO would block).
+fn snapshot_or(path: &Path, command: &str, failure: Failure) -> Failure {
+    let snapshot = path.is_file()
+        && (snapshot::is_snapshot(path).unwrap_or(false)
+            || snapshot::Snapshot::load_path(path).is_ok());
+    if snapshot {
+        Failure::input(format!(
+            "{}: this is a tracegate snapshot; `{command}` reads traces (use `check` to compare snapshots)",
+            path.display()
+        ))
+    } else {
+        failure
     }
-    load_with_progress(path, quiet).map_err(|failure| {
-        if snapshot::Snapshot::load_path(path).is_ok() {
-            snapshot_given(path, command)
-        } else {
-            failure
-        }
-    })
 }
 
 /// Loads a trace, with a progress bar on stderr for large files on a terminal.

@@ -712,3 +712,257 @@ fn user_hardware_file_errors_name_line_and_column() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("gpus.yaml:"), "{stderr}");
 }
+
+// ------------------------------------------------- inputs, outputs, help
+
+fn examples(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(name)
+}
+
+/// The help `args` print, its lines joined (clap wraps them).
+fn help_text(args: &[&str]) -> String {
+    let help = stdout_of(&tracegate().args(args).assert().success());
+    help.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Writes the snapshot of `small_cuda.json` to `path`.
+fn write_snapshot(path: &Path) {
+    tracegate()
+        .args(["snapshot", "--quiet"])
+        .arg(small_cuda())
+        .arg("-o")
+        .arg(path)
+        .assert()
+        .success();
+}
+
+#[test]
+fn a_snapshot_given_for_a_trace_is_named_as_one() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let snapshot = dir.path().join("small.snapshot.json.gz");
+    write_snapshot(&snapshot);
+    // The same snapshot as plain JSON with its keys sorted: `format` is no
+    // longer first, so only reading it as a snapshot tells.
+    let mut json = String::new();
+    std::io::Read::read_to_string(
+        &mut flate2::read::GzDecoder::new(std::fs::File::open(&snapshot).expect("open")),
+        &mut json,
+    )
+    .expect("gunzip");
+    let sorted: Value = serde_json::from_str(&json).expect("JSON");
+    let resaved = dir.path().join("resaved.json");
+    std::fs::write(&resaved, serde_json::to_string(&sorted).unwrap()).expect("write");
+    assert!(
+        !std::fs::read_to_string(&resaved)
+            .unwrap()
+            .starts_with("{\"format\"")
+    );
+    for path in [&snapshot, &resaved] {
+        let label = path.display().to_string();
+        assert_input_error(
+            tracegate().arg("report").arg(path).assert(),
+            &[
+                &label,
+                "this is a tracegate snapshot; `report` reads traces (use `check` to compare snapshots)",
+            ],
+        );
+        assert_input_error(
+            tracegate()
+                .args(["replay", "--op", "aten::addmm"])
+                .arg(path)
+                .assert(),
+            &["this is a tracegate snapshot; `replay` reads traces"],
+        );
+    }
+    assert_input_error(
+        tracegate()
+            .arg("snapshot")
+            .arg(&snapshot)
+            .arg("-o")
+            .arg(dir.path().join("again.json.gz"))
+            .assert(),
+        &["this is a tracegate snapshot; `snapshot` reads traces"],
+    );
+    assert!(!dir.path().join("again.json.gz").exists());
+}
+
+#[test]
+fn output_flag_with_csv_points_to_out_dir() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (file, csvs) = (dir.path().join("ops.csv"), dir.path().join("csvs"));
+    assert_input_error(
+        tracegate()
+            .args(["report", "--format", "csv", "-o"])
+            .arg(&file)
+            .arg("--out-dir")
+            .arg(&csvs)
+            .arg(small_cuda())
+            .assert(),
+        &["--format csv writes several files", "--out-dir"],
+    );
+    assert!(!file.exists() && !csvs.exists(), "nothing written");
+    let help = help_text(&["report", "--help"]);
+    assert!(
+        help.contains("--format csv writes several files: give --out-dir"),
+        "{help}"
+    );
+}
+
+#[test]
+fn policy_init_creates_missing_directories() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("a/b/policy.yaml");
+    tracegate()
+        .args(["policy", "init", "-o"])
+        .arg(&file)
+        .assert()
+        .success()
+        .stdout("");
+    tracegate()
+        .args(["policy", "check"])
+        .arg(&file)
+        .assert()
+        .success();
+    // The existing file is still not overwritten without --force.
+    assert_input_error(
+        tracegate()
+            .args(["policy", "init", "-o"])
+            .arg(&file)
+            .assert(),
+        &["already exists", "--force"],
+    );
+}
+
+/// The `replay_package` entries of a report.json.
+fn replay_packages_named(out_dir: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(out_dir.join("report.json")).expect("report.json");
+    let report: Value = serde_json::from_str(&text).expect("JSON");
+    let mut named: Vec<String> = report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter_map(|f| f["replay_package"].as_str().map(str::to_string))
+        .collect();
+    named.sort();
+    named.dedup();
+    named
+}
+
+/// The files in `dir/replay`, as `replay/NAME`, sorted.
+fn replay_files(out_dir: &Path) -> Vec<String> {
+    let mut files: Vec<String> = std::fs::read_dir(out_dir.join("replay"))
+        .map(|entries| {
+            entries
+                .map(|e| format!("replay/{}", e.unwrap().file_name().to_string_lossy()))
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+#[test]
+fn a_reused_out_dir_keeps_only_this_runs_replay_packages() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("out");
+    let check = |candidate: &Path| {
+        tracegate()
+            .args(["check", "--quiet", "--color", "never", "--baseline"])
+            .arg(examples("baseline.json.gz"))
+            .arg("--candidate")
+            .arg(candidate)
+            .arg("--out-dir")
+            .arg(&out)
+            .output()
+            .expect("runs")
+    };
+    // An earlier run on a workload named `old`.
+    let old = dir.path().join("old.json.gz");
+    std::fs::copy(examples("candidate.json.gz"), &old).expect("copy");
+    check(&old);
+    let earlier = replay_files(&out);
+    assert!(!earlier.is_empty() && earlier.iter().all(|f| f.starts_with("replay/old-")));
+    // The user's files: a note, a tarball of their own, and one named like
+    // a package whose content is not one.
+    let keep = [
+        "replay/notes.txt",
+        "replay/mine.tar.gz",
+        "replay/lookalike-aten_mm-0123abcd.tar.gz",
+    ];
+    for file in keep {
+        std::fs::write(out.join(file), "the user's").expect("write");
+    }
+    // A copy of a package under another package's name is not ours either.
+    let renamed = "replay/old-aten_mm-00000000.tar.gz";
+    std::fs::copy(out.join(&earlier[0]), out.join(renamed)).expect("copy");
+
+    check(&examples("candidate.json.gz"));
+    let named = replay_packages_named(&out);
+    assert!(!named.is_empty() && named.iter().all(|f| f.starts_with("replay/candidate-")));
+    let mut expected: Vec<String> = named.clone();
+    expected.extend(keep.iter().map(|f| f.to_string()));
+    expected.push(renamed.to_string());
+    expected.sort();
+    assert_eq!(replay_files(&out), expected);
+    for file in keep {
+        assert_eq!(
+            std::fs::read_to_string(out.join(file)).unwrap(),
+            "the user's"
+        );
+    }
+
+    // A run that writes no packages removes the earlier ones all the same.
+    let out_clean = dir.path().join("clean");
+    std::fs::create_dir_all(out_clean.join("replay")).unwrap();
+    std::fs::copy(out.join(&named[0]), out_clean.join(&named[0])).expect("copy");
+    tracegate()
+        .args(["check", "--quiet", "--color", "never", "--baseline"])
+        .arg(examples("baseline.json.gz"))
+        .arg("--candidate")
+        .arg(examples("baseline.json.gz"))
+        .arg("--out-dir")
+        .arg(&out_clean)
+        .assert()
+        .success();
+    assert!(replay_packages_named(&out_clean).is_empty());
+    assert!(
+        !out_clean.join("replay").exists(),
+        "{:?}",
+        replay_files(&out_clean)
+    );
+}
+
+#[test]
+fn snapshot_help_names_the_file_that_pairs_in_a_directory_check() {
+    let help = help_text(&["snapshot", "--help"]);
+    assert!(help.contains("NAME.snapshot.json.gz"), "{help}");
+    assert!(!help.contains("e.g. baseline.json.gz"), "{help}");
+    // Named so, the snapshot pairs with the candidate trace NAME.json.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (base, cand, out) = (
+        dir.path().join("baseline"),
+        dir.path().join("candidate"),
+        dir.path().join("out"),
+    );
+    std::fs::create_dir_all(&base).unwrap();
+    std::fs::create_dir_all(&cand).unwrap();
+    write_snapshot(&base.join("small.snapshot.json.gz"));
+    std::fs::copy(small_cuda(), cand.join("small.json")).expect("copy");
+    tracegate()
+        .args(["check", "--quiet", "--color", "never", "--baseline"])
+        .arg(&base)
+        .arg("--candidate")
+        .arg(&cand)
+        .arg("--out-dir")
+        .arg(&out)
+        .assert()
+        .success();
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let workloads = report["workloads"].as_array().expect("workloads");
+    assert_eq!(workloads.len(), 1, "{workloads:?}");
+    assert_eq!(workloads[0]["name"], "small");
+    assert_eq!(workloads[0]["matched"], 3);
+}

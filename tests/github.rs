@@ -776,6 +776,75 @@ async fn retries_are_bounded() {
     assert_eq!(f.requests().await.len(), 1);
 }
 
+// The next three hold the client to what octocrab's typed API would not
+// do (src/publish/github/client.rs says why it keeps the raw routes): read
+// the rate-limit headers, refuse a next-page link to another host, and
+// bound the body it reads (`an_endless_body_is_refused_not_held`).
+
+#[tokio::test]
+async fn a_rate_limit_told_only_by_its_headers_is_waited_out() {
+    let f = Fixture::new().await;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    // A 403 whose message says nothing of a rate limit: only the headers do.
+    f.answer(
+        Mock::given(path("/user")),
+        ResponseTemplate::new(403)
+            .insert_header("x-ratelimit-remaining", "0")
+            .insert_header("x-ratelimit-reset", now.to_string().as_str())
+            .set_body_json(json!({"message": "Forbidden"})),
+        Some(1),
+    )
+    .await;
+    let start = Instant::now();
+    let report = f.publish(&options(), &failing()).await.unwrap();
+    assert!(
+        matches!(report.outcome, Outcome::Created { .. }),
+        "{report:?}"
+    );
+    // It waited for the reset (a second at most past it), not a 10 ms backoff.
+    assert!(start.elapsed() >= Duration::from_millis(900));
+    let notes = report.notes.join("\n");
+    assert!(notes.contains("rate limited (403: Forbidden)"), "{notes}");
+    assert_eq!(
+        f.requests()
+            .await
+            .iter()
+            .filter(|r| r.as_str() == "GET /user")
+            .count(),
+        2
+    );
+}
+
+#[tokio::test]
+async fn a_next_page_link_to_another_host_is_not_followed() {
+    let f = Fixture::new().await;
+    let elsewhere = MockServer::start().await;
+    Mock::given(any())
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
+        .mount(&elsewhere)
+        .await;
+    {
+        let mut state = f.fake.0.lock().unwrap();
+        state.page_size = 1;
+        state.base = elsewhere.uri();
+    }
+    f.fake.add("alice", "first");
+    f.fake.add("bob", "second");
+    let error = f.error(&options()).await;
+    let message = error.to_string();
+    assert!(
+        matches!(error, PublishError::Client { .. })
+            && message.contains("next-page link points away from"),
+        "{message}"
+    );
+    // The token never went there, nor did any request.
+    assert!(elsewhere.received_requests().await.unwrap().is_empty());
+    assert_eq!(f.fake.comments().len(), 2, "nothing posted");
+}
+
 #[tokio::test]
 async fn comment_on_findings_posts_nothing_when_clean_but_corrects_an_old_comment() {
     let f = Fixture::new().await;

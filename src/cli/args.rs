@@ -78,7 +78,8 @@ pub(super) enum PolicyCommand {
     },
     /// Write the commented default policy (to stdout, or to FILE).
     Init {
-        /// Where to write it; refuses to overwrite an existing file without --force.
+        /// Where to write it (missing directories are created); refuses to
+        /// overwrite an existing file without --force.
         #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
         /// Overwrite FILE if it exists.
@@ -92,7 +93,10 @@ pub(super) struct SnapshotArgs {
     /// The trace: Kineto JSON, plain or gzip-compressed.
     pub(super) trace: PathBuf,
 
-    /// Where to write the snapshot (gzip JSON): NAME.snapshot.json.gz pairs with NAME.json.gz in directories.
+    /// Where to write the snapshot (gzip JSON), e.g. `baseline/NAME.snapshot.json.gz`
+    /// for the trace NAME.json.gz: `check` on directories pairs files by workload
+    /// name (the file name without `.snapshot`, `.json`, `.gz`), so give the
+    /// snapshot the name of the candidate trace it is the baseline of.
     #[arg(short, long, value_name = "FILE")]
     pub(super) output: PathBuf,
 
@@ -110,7 +114,8 @@ pub(super) struct SnapshotArgs {
 #[derive(Debug, clap::Args)]
 pub(super) struct CheckArgs {
     /// Baseline: a trace or snapshot, or a directory of them (one per workload,
-    /// paired with the candidate's by file name). Repeat for a window of
+    /// paired with the candidate's by name: NAME.snapshot.json.gz with
+    /// NAME.json.gz). Repeat for a window of
     /// earlier runs: run-to-run noise is then measured from them.
     #[arg(long, required = true, value_name = "PATH")]
     pub(super) baseline: Vec<PathBuf>,
@@ -295,7 +300,8 @@ pub(super) struct ReportArgs {
     #[arg(long, value_name = "DIR")]
     pub(super) out_dir: Option<PathBuf>,
 
-    /// Write the json, markdown or terminal output to this file instead of stdout.
+    /// Write the json, markdown or terminal output to this file instead of stdout
+    /// (--format csv writes several files: give --out-dir).
     #[arg(short, long, value_name = "FILE")]
     pub(super) output: Option<PathBuf>,
 

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::Write;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use tracegate::analysis::analyse::{self, AnalysisOptions};
@@ -14,7 +14,7 @@ use tracegate::gate::judge::{self, Workload};
 use tracegate::gate::policy::{HardwareChoice, Policy};
 use tracegate::gate::snapshot::{self, Snapshot};
 use tracegate::gate::verdict::Verdict;
-use tracegate::publish::replay::{self, PackageContext, ReplayError};
+use tracegate::publish::replay::{self, PACKAGE_FILES, PackageContext, ReplayError};
 use tracegate::render::{actions, gate};
 use tracegate::trace::{self, LoadLimits, link};
 
@@ -261,7 +261,9 @@ fn write_candidate_snapshots(
 /// policy's `replay` section selects (docs/REPLAY.md), built from the
 /// candidate's op row (the baseline's when only it has the op), and names
 /// each package in its findings' `replay_package`. Findings left without
-/// one get a note in their workload's summary.
+/// one get a note in their workload's summary. The packages an earlier run
+/// left in `DIR/replay/` are removed first, so that a re-used out dir
+/// holds only the ones this report names.
 fn write_replay_packages(
     verdict: &mut Verdict,
     sides: &[(String, Vec<Side>, Option<Side>)],
@@ -284,10 +286,16 @@ fn write_replay_packages(
             summary.notes.push(format!("no replay package: {reason}"));
         }
     }
+    let dir = out_dir.join("replay");
+    let removed = remove_earlier_packages(&dir)?;
     if selection.packages.is_empty() {
+        if removed > 0 {
+            // Emptied of our own packages: gone, as after a first run that
+            // wrote none; a folder still holding anything else stays.
+            let _ = fs::remove_dir(&dir);
+        }
         return Ok(());
     }
-    let dir = out_dir.join("replay");
     fs::create_dir_all(&dir)
         .map_err(|e| Failure::input(format!("{}: cannot create directory: {e}", dir.display())))?;
     for package in &selection.packages {
@@ -303,6 +311,78 @@ fn write_replay_packages(
         }
     }
     Ok(())
+}
+
+/// Removes from `dir` the replay packages tracegate wrote there (see
+/// [`is_replay_package`]), leaving every other file alone; returns how many.
+fn remove_earlier_packages(dir: &Path) -> Result<usize, Failure> {
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => {
+            return Err(Failure::input(format!(
+                "{}: cannot read directory: {e}",
+                dir.display()
+            )));
+        }
+    };
+    let mut removed = 0;
+    for entry in entries {
+        let path = entry
+            .map_err(|e| Failure::input(format!("{}: {e}", dir.display())))?
+            .path();
+        if is_replay_package(&path) {
+            fs::remove_file(&path).map_err(|e| {
+                Failure::input(format!(
+                    "{}: cannot remove this replay package of an earlier run: {e}",
+                    path.display()
+                ))
+            })?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
+
+/// Whether `path` is a replay package as [`replay::write_package`] writes
+/// them: a file `<stem>.tar.gz` whose stem ends in `-` and 8 lowercase hex
+/// digits, holding exactly `<stem>/` and the [`PACKAGE_FILES`] in it, in
+/// that order. A user's file, even a tarball of the same name, is not.
+fn is_replay_package(path: &Path) -> bool {
+    let Some(stem) = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_suffix(".tar.gz"))
+    else {
+        return false;
+    };
+    let hashed = stem.rsplit_once('-').is_some_and(|(_, hash)| {
+        hash.len() == 8 && hash.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    });
+    if !hashed || !path.is_file() {
+        return false;
+    }
+    let Ok(file) = fs::File::open(path) else {
+        return false;
+    };
+    let expected: Vec<String> = std::iter::once(format!("{stem}/"))
+        .chain(PACKAGE_FILES.iter().map(|name| format!("{stem}/{name}")))
+        .collect();
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
+    let Ok(entries) = archive.entries() else {
+        return false;
+    };
+    let mut found = Vec::new();
+    for entry in entries {
+        let Ok(entry) = entry else {
+            return false;
+        };
+        found.push(String::from_utf8_lossy(&entry.path_bytes()).into_owned());
+        if found.len() > expected.len() {
+            return false;
+        }
+    }
+    found == expected
 }
 
 /// Where the report files go and how the comment is rendered.

@@ -97,7 +97,12 @@ fn dispatch(cli: Cli) -> Result<u8, Failure> {
                 "{}: already exists; pass --force to overwrite it",
                 path.display()
             ))),
-            target => emit(target.as_deref(), policy::init_text()).map(|()| 0),
+            target => {
+                if let Some(path) = &target {
+                    create_parent(path)?;
+                }
+                emit(target.as_deref(), policy::init_text()).map(|()| 0)
+            }
         },
         Command::Hardware {
             command: HardwareCommand::List { hardware_file },
@@ -113,13 +118,18 @@ fn dispatch(cli: Cli) -> Result<u8, Failure> {
 }
 
 fn report_command(args: &ReportArgs) -> Result<(), Failure> {
+    if args.format == Format::Csv && args.output.is_some() {
+        return Err(Failure::input(
+            "--format csv writes several files, not one: give --out-dir DIR instead of -o/--output",
+        ));
+    }
     if args.format == Format::Csv && args.out_dir.is_none() {
         return Err(Failure::input(
             "--format csv writes several files: give --out-dir DIR",
         ));
     }
     let options = args.hardware.options()?;
-    let trace = load_with_progress(&args.trace, args.quiet, &args.load.limits())?;
+    let trace = load_trace(&args.trace, args.quiet, &args.load.limits(), "report")?;
     let tree = link::link(&trace);
     let profile = analyse::analyse_with(&trace, &tree, &options);
     match args.format {
@@ -179,8 +189,8 @@ fn color_enabled(choice: ColorChoice) -> bool {
 
 fn snapshot_command(args: &SnapshotArgs) -> Result<(), Failure> {
     let options = args.hardware.options()?;
-    let snapshot =
-        check::snapshot_of_trace(&args.trace, &options, args.quiet, &args.load.limits())?;
+    let snapshot = check::snapshot_of_trace(&args.trace, &options, args.quiet, &args.load.limits())
+        .map_err(|failure| snapshot_or(&args.trace, "snapshot", failure))?;
     snapshot
         .write_path(&args.output)
         .map_err(|e| Failure::input(format!("{}: cannot write: {e}", args.output.display())))
@@ -306,7 +316,7 @@ fn replay_command(args: &ReplayArgs) -> Result<(), Failure> {
         .map(Pattern::shape)
         .transpose()
         .map_err(|e| Failure::input(format!("--dims: {e}")))?;
-    let trace = load_with_progress(&args.trace, args.quiet, &args.load.limits())?;
+    let trace = load_trace(&args.trace, args.quiet, &args.load.limits(), "replay")?;
     let tree = link::link(&trace);
     let profile = analyse::analyse(&trace, &tree);
     let rows = replay::rows_matching(&profile.unique_args, &name, dims.as_ref());
@@ -381,6 +391,16 @@ fn write_csvs(dir: &Path, profile: &Profile) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Creates the directories `path` is to be written in.
+fn create_parent(path: &Path) -> Result<(), Failure> {
+    match path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(dir) => fs::create_dir_all(dir).map_err(|e| {
+            Failure::input(format!("{}: cannot create directory: {e}", dir.display()))
+        }),
+        None => Ok(()),
+    }
+}
+
 fn emit(output: Option<&Path>, text: &str) -> Result<(), Failure> {
     match output {
         Some(path) => fs::write(path, text)
@@ -398,6 +418,36 @@ fn emit(output: Option<&Path>, text: &str) -> Result<(), Failure> {
                 _ => Ok(()),
             }
         }
+    }
+}
+
+/// Loads the trace `command` reads ([`load_with_progress`]); a snapshot in
+/// its place is named as one ([`snapshot_or`]).
+fn load_trace(
+    path: &Path,
+    quiet: bool,
+    limits: &LoadLimits,
+    command: &str,
+) -> Result<Trace, Failure> {
+    load_with_progress(path, quiet, limits).map_err(|failure| snapshot_or(path, command, failure))
+}
+
+/// `failure`, the reason the trace at `path` did not load; or, when `path`
+/// holds a tracegate snapshot, the error that says so and that `command`
+/// reads traces. A snapshot is recognised from its first kilobyte, or,
+/// re-saved with its keys reordered, by reading it as one. Only a regular
+/// file is looked into (a FIFO would block).
+fn snapshot_or(path: &Path, command: &str, failure: Failure) -> Failure {
+    let snapshot = path.is_file()
+        && (snapshot::is_snapshot(path).unwrap_or(false)
+            || snapshot::Snapshot::load_path(path).is_ok());
+    if snapshot {
+        Failure::input(format!(
+            "{}: this is a tracegate snapshot; `{command}` reads traces (use `check` to compare snapshots)",
+            path.display()
+        ))
+    } else {
+        failure
     }
 }
 

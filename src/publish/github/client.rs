@@ -15,6 +15,18 @@
 //! in how long we are willing to wait and by the deadline; the rest become a
 //! [`PublishError`] in plain words. The text of those errors is made safe to
 //! print (the token redacted) where they leave [`publish`](super::publish).
+//!
+//! Why not octocrab's typed API (`issues().list_comments()`,
+//! `create_comment`, `update_comment`, `delete_comment`, `current().user()`),
+//! for any of the calls: its methods read every answer body, success or
+//! error, whole and unbounded (`FromResponse`, `map_github_error`), so
+//! [`MAX_BODY`] could not be kept: a server that sends a gigabyte would have
+//! it held in memory (`tests/github.rs`: `an_endless_body_is_refused_not_held`).
+//! Bounding them would take a tower layer, which octocrab only accepts on a
+//! client stack built by hand (connector, base URI and auth layers), to save
+//! no dependency. Its pagination also follows a `next` link to any host
+//! (without the token, but the page read there would be believed); ours
+//! refuses it. The deadlines alone could be kept around typed calls.
 
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

@@ -65,7 +65,7 @@ pub fn run() -> ExitCode {
     match outcome {
         Ok(Ok(code)) => ExitCode::from(code),
         Ok(Err(failure)) => {
-            eprintln!("error: {}", failure.message);
+            eprintln!("error: {}", render::text::printable(&failure.message));
             ExitCode::from(failure.code)
         }
         Err(_) => {
@@ -368,15 +368,19 @@ fn replay_command(args: &ReplayArgs) -> Result<(), Failure> {
         return Err(Failure::input(errors.join("; ")));
     }
     for error in errors {
-        eprintln!("warning: {error}");
+        eprintln!("warning: {}", render::text::printable(&error));
     }
     emit(None, &written)
 }
 
+/// The width tables are drawn to: `$COLUMNS` when set (a user's or a test's
+/// choice), else the width of the terminal stdout is, else 120.
 fn terminal_width() -> u16 {
     std::env::var("COLUMNS")
         .ok()
         .and_then(|c| c.parse().ok())
+        .filter(|&width: &u16| width > 0)
+        .or_else(|| terminal_size::terminal_size_of(io::stdout()).map(|(width, _)| width.0))
         .unwrap_or(120)
 }
 

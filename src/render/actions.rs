@@ -5,12 +5,15 @@
 use std::path::Path;
 
 use super::gate::kind_label;
-use super::text::shorten;
+use super::text::{NAME_CHARS, printable, shorten};
 use crate::gate::verdict::{Finding, Outcome, Severity, Verdict};
 
 /// Annotations per type (error, warning): GitHub shows about ten of each per
 /// step. When there are more findings, the last one says how many are left.
 pub const ANNOTATIONS_PER_TYPE: usize = 10;
+
+/// The longest finding message an annotation carries, in characters.
+const MESSAGE_CHARS: usize = 1_000;
 
 /// The files `check` wrote, for the `*-path` outputs; `None` leaves the
 /// output out.
@@ -94,14 +97,16 @@ pub fn annotations(verdict: &Verdict) -> Vec<String> {
         };
         for f in &findings[..shown] {
             let subject = match &f.op {
-                Some(op) => shorten(&op.name, 120),
-                None => f.metric.clone(),
+                Some(op) => shorten(&op.name, NAME_CHARS),
+                None => shorten(&f.metric, NAME_CHARS),
             };
             let title = format!("tracegate {}: {subject}", kind_label(f.kind));
+            // A message names its op: bounded, as a name in a table is.
+            let message = shorten(&f.message, MESSAGE_CHARS);
             let mut message = if several {
-                format!("{}: {}", f.workload, f.message)
+                format!("{}: {message}", shorten(&f.workload, NAME_CHARS))
             } else {
-                f.message.clone()
+                message
             };
             if let Some(impact) = f.impact_percent.filter(|v| v.is_finite()) {
                 message.push_str(&format!(" (impact {impact:+.1}% of GPU time)"));
@@ -124,11 +129,16 @@ pub fn annotations(verdict: &Verdict) -> Vec<String> {
     out
 }
 
-/// Escapes a workflow command's message: `%`, `\r`, `\n`.
+/// Escapes a workflow command's message: `%`, `\r`, `\n` as the
+/// workflow-command rules say, then every other control or bidi character
+/// and `##[` as in any log line ([`printable`]).
 fn escape_data(text: &str) -> String {
-    text.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
+    printable(
+        &text
+            .replace('%', "%25")
+            .replace('\r', "%0D")
+            .replace('\n', "%0A"),
+    )
 }
 
 /// Escapes a workflow command's property value: as data, plus `:` and `,`.
@@ -235,6 +245,21 @@ mod tests {
             ]
         );
         assert!(lines.iter().all(|l| !l.contains('\n') && !l.contains('\r')));
+    }
+
+    #[test]
+    fn annotations_neutralise_control_characters_and_legacy_commands() {
+        let mut f = finding("k\u{1b}]0;x\u{7}\u{202e}cba ##[error]y", Severity::Fail);
+        f.message = "::add-mask::s\u{9b}31m ##[warning]z".to_string();
+        let lines = annotations(&verdict(vec![f]));
+        assert_eq!(
+            lines,
+            vec![
+                "::error title=tracegate regression%3A k\\u{1b}]0;x\\u{7}\\u{202e}cba ##\\[error]y::\
+                 \\::add-mask::s\\u{9b}31m ##\\[warning]z (impact +2.5%25 of GPU time)"
+                    .to_string()
+            ]
+        );
     }
 
     #[test]

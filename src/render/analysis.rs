@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use super::text::{escape, human_us, percent, shorten};
+use super::text::{NAME_CHARS, escape, human_us, percent, shorten};
 use crate::analysis::diagnose::{Bound, Diagnosis, OpAssessment, Priority};
 use crate::analysis::profile::Profile;
 
@@ -91,7 +91,7 @@ pub fn executive_summary(out: &mut String, profile: &Profile, diagnosis: &Diagno
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} | {:.1}% | {} | {} | {} |",
-            escape(&op.name),
+            escape(&shorten(&op.name, NAME_CHARS)),
             escape(&shorten(&op.input_dims, 50)),
             op.count,
             human_us(op.kernel_time_us),
@@ -124,7 +124,7 @@ pub fn recommendations(out: &mut String, diagnosis: &Diagnosis, top: usize) {
             "\n### {}. [{}] {} {}\n",
             rank + 1,
             priority_label(op.priority),
-            escape(&op.name),
+            escape(&shorten(&op.name, NAME_CHARS)),
             escape(&shorten(&op.input_dims, 70))
         );
         let efficiency = op
@@ -208,7 +208,7 @@ pub fn detailed(out: &mut String, diagnosis: &Diagnosis, top: usize) {
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} | {} | {:.2} | {:.3} | {:.1} | {} | {} |",
-                escape(&op.name),
+                escape(&shorten(&op.name, NAME_CHARS)),
                 escape(&shorten(&op.input_dims, 50)),
                 escape(&shorten(&op.input_type, 30)),
                 op.count,
@@ -248,7 +248,7 @@ pub fn unmodelled(out: &mut String, profile: &Profile, top: usize) {
         let _ = writeln!(
             out,
             "| {} | {} | {} |",
-            escape(&row.name),
+            escape(&shorten(&row.name, NAME_CHARS)),
             row.count,
             human_us(row.kernel_time_us)
         );

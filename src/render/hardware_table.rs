@@ -4,6 +4,7 @@ use comfy_table::presets::UTF8_BORDERS_ONLY;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
 
 use crate::analysis::hardware::{Catalog, ComputeSpec, Hardware};
+use crate::render::text::printable;
 
 /// Formats `value` with at most `decimals` decimals, trailing zeros dropped
 /// (`362.05`, `494.5`, `990`).
@@ -67,8 +68,9 @@ pub fn render(catalog: &Catalog, width: u16) -> String {
     }
     table.set_header(header.into_iter().map(Cell::new));
     for gpu in &catalog.gpus {
+        // A user's catalog file may name a GPU anything.
         let mut row = vec![
-            gpu.name.clone(),
+            printable(&gpu.name),
             number(gpu.memory_gb, 1),
             number(gpu.hbm_tb_s, 3),
             peak(gpu, ComputeSpec::VectorFp32),
@@ -77,7 +79,7 @@ pub fn render(catalog: &Catalog, width: u16) -> String {
             peak(gpu, ComputeSpec::MatrixFp8),
         ];
         if source_column {
-            row.push(gpu.source.clone());
+            row.push(printable(&gpu.source));
         }
         table.add_row(row);
     }
@@ -92,7 +94,11 @@ pub fn render(catalog: &Catalog, width: u16) -> String {
     if !source_column {
         out.push_str("\nSources:\n");
         for gpu in &catalog.gpus {
-            out.push_str(&format!("  {}: {}\n", gpu.name, gpu.source));
+            out.push_str(&format!(
+                "  {}: {}\n",
+                printable(&gpu.name),
+                printable(&gpu.source)
+            ));
         }
     }
     out

@@ -1,12 +1,13 @@
 //! The Markdown summary: the same facts as the terminal view, as GitHub-
-//! flavoured Markdown. Strings from traces are escaped so a kernel name cannot
-//! break a table, inject HTML or mention anyone.
+//! flavoured Markdown. Strings from traces go through [`escape`], the one
+//! Markdown escape, so a kernel name cannot break a table, inject HTML,
+//! mention anyone or link anywhere; long names are shortened.
 
 use std::fmt::Write;
 
 use super::analysis;
 use super::facts::{anomaly_lines, environment_lines};
-use super::text::{escape, human_us, percent, shorten};
+use super::text::{NAME_CHARS, escape, human_us, percent, shorten};
 use crate::analysis::profile::Profile;
 
 /// Renders the Markdown summary, listing `top` ops and kernels.
@@ -146,7 +147,7 @@ fn ops(out: &mut String, profile: &Profile, top: usize) {
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} | {} | {} | {:.1}% |",
-            escape(&row.name),
+            escape(&shorten(&row.name, NAME_CHARS)),
             escape(&shorten(&row.input_dims, 60)),
             escape(&shorten(&row.input_type, 40)),
             row.direct.count,
@@ -167,11 +168,14 @@ fn kernels(out: &mut String, profile: &Profile, top: usize) {
             out,
             "| {} | {} | {} | {} | {} | {:.1}% |",
             escape(&shorten(&k.name, 80)),
-            escape(if k.parent_category.is_none() {
-                "(unlinked)"
-            } else {
-                &k.parent_op
-            }),
+            escape(&shorten(
+                if k.parent_category.is_none() {
+                    "(unlinked)"
+                } else {
+                    &k.parent_op
+                },
+                NAME_CHARS
+            )),
             k.duration.count,
             human_us(k.duration.sum),
             human_us(k.duration.mean),

@@ -1,6 +1,9 @@
 //! The terminal summary: environment, timeline, categories, top ops and
 //! kernels, anomalies. Colour only when asked (the binary decides from the
-//! TTY and `NO_COLOR`).
+//! TTY and `NO_COLOR`). Every string from the trace goes through
+//! [`printable`] (it reaches a terminal or a CI log), and names are
+//! shortened before a table lays them out: comfy-table's layout costs grow
+//! faster than a cell's length.
 
 use std::fmt::Write;
 
@@ -8,7 +11,7 @@ use comfy_table::presets::UTF8_BORDERS_ONLY;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
 
 use super::facts::{anomaly_lines, environment_lines};
-use super::text::{human_us, percent, shorten};
+use super::text::{NAME_CHARS, human_us, percent, printable, terminal_cell as cell};
 use crate::analysis::diagnose::{Bound, Diagnosis, Priority};
 use crate::analysis::profile::Profile;
 
@@ -65,10 +68,13 @@ pub fn render(profile: &Profile, top: usize, style: Style) -> String {
     let _ = writeln!(
         out,
         "{}",
-        style.heading(&format!("tracegate report: {}", profile.source.path))
+        style.heading(&format!(
+            "tracegate report: {}",
+            printable(&profile.source.path)
+        ))
     );
     for (label, value) in environment_lines(profile) {
-        let _ = writeln!(out, "  {label}: {value}");
+        let _ = writeln!(out, "  {label}: {}", printable(&value));
     }
     let _ = writeln!(
         out,
@@ -170,8 +176,8 @@ pub fn render(profile: &Profile, top: usize, style: Style) -> String {
         let mut ops = table(style, &["op", "shapes", "calls", "total", "mean", "share"]);
         for row in profile.unique_args.iter().take(top) {
             ops.add_row(vec![
-                row.name.clone(),
-                shorten(&row.input_dims, 48),
+                cell(&row.name, NAME_CHARS),
+                cell(&row.input_dims, 48),
                 row.direct.count.to_string(),
                 human_us(row.direct.sum),
                 human_us(row.direct.mean),
@@ -190,11 +196,11 @@ pub fn render(profile: &Profile, top: usize, style: Style) -> String {
         );
         for k in profile.kernels.iter().take(top) {
             kernels.add_row(vec![
-                shorten(&k.name, 60),
+                cell(&k.name, 60),
                 if k.parent_category.is_none() {
                     "(unlinked)".to_string()
                 } else {
-                    k.parent_op.clone()
+                    cell(&k.parent_op, NAME_CHARS)
                 },
                 k.duration.count.to_string(),
                 human_us(k.duration.sum),
@@ -237,7 +243,13 @@ fn append_diagnosis(
         style.warn(diagnosis.primary.label())
     );
     for e in &diagnosis.evidence {
-        let _ = writeln!(out, "  {}: {}  ({})", e.metric, e.value, e.threshold);
+        let _ = writeln!(
+            out,
+            "  {}: {}  ({})",
+            printable(&e.metric),
+            printable(&e.value),
+            printable(&e.threshold)
+        );
     }
     let hardware = match &profile.hardware.name {
         Some(name) => format!("{name} ({})", profile.hardware.how),
@@ -246,7 +258,7 @@ fn append_diagnosis(
             profile.hardware.detail
         ),
     };
-    let _ = writeln!(out, "  Hardware: {hardware}");
+    let _ = writeln!(out, "  Hardware: {}", printable(&hardware));
     let flagged: Vec<_> = diagnosis
         .ops
         .iter()
@@ -274,8 +286,8 @@ fn append_diagnosis(
         for op in flagged {
             ops.add_row(vec![
                 format!("{:?}", op.priority).to_lowercase(),
-                op.name.clone(),
-                shorten(&op.input_dims, 40),
+                cell(&op.name, NAME_CHARS),
+                cell(&op.input_dims, 40),
                 human_us(op.kernel_time_us),
                 format!("{:.1}%", op.share_of_compute),
                 op.efficiency
@@ -291,10 +303,10 @@ fn append_diagnosis(
         let _ = writeln!(out, "{ops}");
     }
     for pattern in &diagnosis.patterns {
-        let _ = writeln!(out, "  Pattern: {}", pattern.evidence);
+        let _ = writeln!(out, "  Pattern: {}", printable(&pattern.evidence));
     }
     for line in &diagnosis.below_elementwise_baseline {
-        let _ = writeln!(out, "  Below the elementwise baseline: {line}");
+        let _ = writeln!(out, "  Below the elementwise baseline: {}", printable(line));
     }
 }
 
@@ -305,6 +317,6 @@ fn append_anomalies(out: &mut String, profile: &Profile, style: Style) {
     }
     let _ = writeln!(out, "\n{}", style.warn("Anomalies"));
     for line in lines {
-        let _ = writeln!(out, "  - {line}");
+        let _ = writeln!(out, "  - {}", printable(&line));
     }
 }

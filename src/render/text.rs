@@ -1,8 +1,21 @@
 //! Text helpers every renderer shares: human units, percentages, shortened
-//! names, Markdown escaping and device-name summaries. They live apart from
-//! the renderers so that no renderer has to import another one.
+//! names, device-name summaries, and the two ways trace text is made safe:
+//! [`escape`] for every Markdown document (GitHub renders it) and
+//! [`printable`] for every terminal or CI log line. Trace strings are
+//! attacker-controlled (a kernel or op name is whatever the profiled code
+//! called it), so every renderer sends them through one of these two. They
+//! live apart from the renderers so that no renderer has to import another.
 
 pub use crate::analysis::ops::stats::percent;
+
+/// The longest op or kernel-parent name a table shows, in characters: long
+/// enough for every name in the real corpus (the longest is 102), short
+/// enough that a hostile 100 KB name costs the table layout nothing.
+pub const NAME_CHARS: usize = 120;
+
+/// A zero-width joiner: invisible, and it splits what GitHub would otherwise
+/// turn into a mention, a reference, a link or an emoji.
+const ZWJ: char = '\u{200d}';
 
 /// Formats microseconds for people: `812 ns`, `15.2 µs`, `3.41 ms`, `2.10 s`.
 pub fn human_us(us: f64) -> String {
@@ -18,32 +31,159 @@ pub fn human_us(us: f64) -> String {
     }
 }
 
-/// Escapes trace text for a Markdown table cell.
-pub fn escape(text: &str) -> String {
+/// Unicode bidirectional marks, embeddings, overrides and isolates: they make
+/// a terminal or a browser show text in another order than it is.
+fn is_bidi_control(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+    )
+}
+
+/// Characters that break or reorder a line: C0 and C1 controls (line breaks
+/// included), the Unicode line and paragraph separators, bidi controls.
+fn is_unsafe(c: char) -> bool {
+    c.is_control() || c == '\u{2028}' || c == '\u{2029}' || is_bidi_control(c)
+}
+
+/// Trace text made safe for a terminal or a CI log: every control, line
+/// separator and bidi character becomes a visible escape (`\u{1b}`, `\u{a}`,
+/// `\u{202e}`), so the text stays on its line, in its order, and cannot
+/// drive the terminal; every `##[` becomes `##\[` and a leading `::` becomes
+/// `\::`, so that it cannot start a GitHub Actions workflow command (the
+/// runner acts on `::name::` at the start of a line, after blanks, and on
+/// the legacy `##[name]` anywhere in one).
+pub fn printable(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
+    if text.trim_start().starts_with("::") {
+        out.push('\\');
+    }
+    let mut hashes = 0;
     for c in text.chars() {
+        if is_unsafe(c) {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            if c == '[' && hashes >= 2 {
+                out.push('\\');
+            }
+            out.push(c);
+        }
+        hashes = if c == '#' { hashes + 1 } else { 0 };
+    }
+    out
+}
+
+/// A terminal table cell from trace text: shortened to `max_chars` first
+/// (comfy-table's layout costs grow faster than a cell's length, so a
+/// 100 KB name took it half a minute), then [`printable`].
+pub fn terminal_cell(text: &str, max_chars: usize) -> String {
+    printable(&shorten(text, max_chars))
+}
+
+/// Escapes trace text for GitHub Markdown, in a table cell or running text:
+/// the one escape every Markdown document uses.
+///
+/// - Structure: `|` and the punctuation of emphasis, links, headings,
+///   strikethrough and maths (`*_[]#\~$`) get a backslash; a backtick
+///   becomes `'`; line breaks and other control characters become spaces;
+///   bidi controls are dropped.
+/// - HTML: `<`, `>` and `&` become entities, so no tag or entity survives.
+/// - Notifications and links: a zero-width joiner goes after `@` (no
+///   mention, no email autolink), after `#` before a digit (no `#123` or
+///   `owner/repo#1`), after the `-` of `GH-` before a digit, after the `:`
+///   of `://` and after the first `w` of `www.` (no bare-URL autolink), and
+///   after the `:` that opens an emoji shortcode (`:name:`, lower-case
+///   letters, digits, `_`, `+`, `-`); a leading `::` gets one too, so the
+///   text cannot start a workflow command where a line begins with it.
+pub fn escape(text: &str) -> String {
+    let chars: Vec<char> = text
+        .chars()
+        .filter(|&c| !is_bidi_control(c))
+        .map(|c| if is_unsafe(c) { ' ' } else { c })
+        .collect();
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut at_start = true;
+    for (i, &c) in chars.iter().enumerate() {
+        let next = chars.get(i + 1).copied();
         match c {
             '|' => out.push_str("\\|"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '&' => out.push_str("&amp;"),
             '`' => out.push('\''),
-            '*' | '_' | '[' | ']' | '#' | '\\' => {
+            '*' | '_' | '[' | ']' | '\\' | '~' | '$' => {
                 out.push('\\');
                 out.push(c);
             }
-            // A zero-width joiner after @ stops GitHub from notifying anyone.
-            '@' => out.push_str("@\u{200d}"),
-            '\n' | '\r' => out.push(' '),
+            '#' => {
+                out.push_str("\\#");
+                if next.is_some_and(|n| n.is_ascii_digit()) {
+                    out.push(ZWJ);
+                }
+            }
+            '@' => {
+                out.push('@');
+                out.push(ZWJ);
+            }
+            ':' => {
+                out.push(':');
+                let leading = at_start && next == Some(':');
+                let url = chars.get(i + 1..i + 3) == Some(&['/', '/']);
+                // The run scanned here ends at the next colon, so every
+                // character is scanned at most once more: still linear.
+                let run = chars[i + 1..]
+                    .iter()
+                    .take_while(|c| matches!(c, 'a'..='z' | '0'..='9' | '_' | '+' | '-'))
+                    .count();
+                let shortcode = run > 0 && chars.get(i + 1 + run) == Some(&':');
+                if leading || url || shortcode {
+                    out.push(ZWJ);
+                }
+            }
+            'w' | 'W' => {
+                out.push(c);
+                let www = chars.get(i..i + 4).is_some_and(|w| {
+                    w[..3].iter().all(|c| c.eq_ignore_ascii_case(&'w')) && w[3] == '.'
+                });
+                if www {
+                    out.push(ZWJ);
+                }
+            }
+            '-' => {
+                out.push('-');
+                let gh = i >= 2
+                    && chars[i - 2].eq_ignore_ascii_case(&'g')
+                    && chars[i - 1].eq_ignore_ascii_case(&'h');
+                if gh && next.is_some_and(|n| n.is_ascii_digit()) {
+                    out.push(ZWJ);
+                }
+            }
             c => out.push(c),
         }
+        at_start = at_start && c.is_whitespace();
     }
     out
 }
 
-/// Shortens a long kernel name for a table, keeping its start.
+/// `text` with every character other than ASCII letters, digits and
+/// `allowed` replaced by `replacement`: for the comment marker and Mermaid
+/// labels, where no escape is trusted.
+pub fn only_ascii(text: &str, allowed: &str, replacement: char) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || allowed.contains(c) {
+                c
+            } else {
+                replacement
+            }
+        })
+        .collect()
+}
+
+/// Shortens a long name for a table, keeping its start; the cost is bounded
+/// by `max_chars`, not by the name.
 pub fn shorten(name: &str, max_chars: usize) -> String {
-    if name.chars().count() <= max_chars {
+    if name.char_indices().nth(max_chars).is_none() {
         return name.to_string();
     }
     let mut short: String = name.chars().take(max_chars.saturating_sub(1)).collect();
@@ -51,17 +191,20 @@ pub fn shorten(name: &str, max_chars: usize) -> String {
     short
 }
 
-/// "2 × NVIDIA H100" style summary of device names.
+/// "2 × NVIDIA H100" style summary of device names, in order of first
+/// appearance.
 pub fn summarise_names(names: &[String]) -> String {
     if names.is_empty() {
         return "none recorded".to_string();
     }
-    let mut counted: Vec<(String, usize)> = Vec::new();
+    let mut counted: Vec<(&str, usize)> = Vec::new();
+    let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for name in names {
-        match counted.iter_mut().find(|(n, _)| n == name) {
-            Some((_, count)) => *count += 1,
-            None => counted.push((name.clone(), 1)),
-        }
+        let slot = *index.entry(name).or_insert_with(|| {
+            counted.push((name, 0));
+            counted.len() - 1
+        });
+        counted[slot].1 += 1;
     }
     counted
         .into_iter()
@@ -69,7 +212,7 @@ pub fn summarise_names(names: &[String]) -> String {
             if count > 1 {
                 format!("{count} × {name}")
             } else {
-                name
+                name.to_string()
             }
         })
         .collect::<Vec<_>>()
@@ -94,12 +237,59 @@ mod tests {
         assert_eq!(escape("<script>"), "&lt;script&gt;");
         assert_eq!(escape("@octocat"), "@\u{200d}octocat");
         assert_eq!(escape("void f<int>(a*)"), "void f&lt;int&gt;(a\\*)");
+        assert_eq!(escape("~~s~~ $x$"), "\\~\\~s\\~\\~ \\$x\\$");
+        assert_eq!(escape("a\u{202e}b\u{7}c\nd"), "ab c d");
     }
 
     #[test]
-    fn names_are_counted() {
+    fn markdown_escape_breaks_references_links_and_shortcodes() {
+        assert_eq!(escape("#12"), "\\#\u{200d}12");
+        assert_eq!(escape("owner/repo#1"), "owner/repo\\#\u{200d}1");
+        assert_eq!(escape("GH-123 gh-4"), "GH-\u{200d}123 gh-\u{200d}4");
+        assert_eq!(escape("GH-x"), "GH-x");
+        assert_eq!(
+            escape("https://evil.example"),
+            "https:\u{200d}//evil.example"
+        );
+        assert_eq!(
+            escape("see www.evil.example"),
+            "see w\u{200d}ww.evil.example"
+        );
+        assert_eq!(escape("WWW.X"), "W\u{200d}WW.X");
+        assert_eq!(escape(":rocket: :+1:"), ":\u{200d}rocket: :\u{200d}+1:");
+        assert_eq!(escape("at::x::y"), "at::\u{200d}x::y");
+        assert_eq!(escape("::add-mask::x"), ":\u{200d}:\u{200d}add-mask::x");
+        // What the corpus has: C++ scopes with one `::` and capitals.
+        assert_eq!(escape("aten::mm"), "aten::mm");
+        assert_eq!(escape("c10::BFloat16"), "c10::BFloat16");
+        assert_eq!(escape("Memcpy HtoD"), "Memcpy HtoD");
+    }
+
+    #[test]
+    fn printable_text_is_one_inert_line() {
+        assert_eq!(printable("aten::mm"), "aten::mm");
+        assert_eq!(
+            printable("a\u{1b}[31mb\u{7}\u{0}\r\nc"),
+            "a\\u{1b}[31mb\\u{7}\\u{0}\\u{d}\\u{a}c"
+        );
+        assert_eq!(printable("\u{9b}x\u{85}"), "\\u{9b}x\\u{85}");
+        assert_eq!(
+            printable("abc\u{202e}def\u{2066}"),
+            "abc\\u{202e}def\\u{2066}"
+        );
+        assert_eq!(printable("l\u{2028}m"), "l\\u{2028}m");
+        assert_eq!(printable("::add-mask::x"), "\\::add-mask::x");
+        assert_eq!(printable("  ::error::x"), "\\  ::error::x");
+        assert_eq!(printable("k ##[error]x ###[y]"), "k ##\\[error]x ###\\[y]");
+        assert_eq!(printable("a::b ::c"), "a::b ::c");
+    }
+
+    #[test]
+    fn names_are_counted_and_shortened() {
         let names = vec!["A".to_string(), "A".to_string(), "B".to_string()];
         assert_eq!(summarise_names(&names), "2 × A, B");
         assert_eq!(shorten("abcdef", 4), "abc…");
+        assert_eq!(shorten("abcd", 4), "abcd");
+        assert_eq!(shorten("αβγδε", 4), "αβγ…");
     }
 }

@@ -86,18 +86,26 @@ pub fn perf_report(trace: &Trace, tree: &Tree) -> PerfReport {
 /// Ops without a perf model in the unified table, most kernel time first.
 pub fn unmodelled(rows: &[PerfRow]) -> Vec<Unmodelled> {
     let mut by_name: Vec<Unmodelled> = Vec::new();
+    // Indexed by name: a linear search here made `report --format markdown`
+    // quadratic in the number of distinct op names. SipHash, not FxHash:
+    // names that differ in their last bytes collide under FxHash.
+    let mut index: std::collections::HashMap<&str, usize> = Default::default();
     for row in rows.iter().filter(|r| !r.has_perf_model) {
-        match by_name.iter_mut().find(|u| u.name == row.name) {
-            Some(entry) => {
+        match index.get(row.name.as_str()) {
+            Some(&at) => {
+                let entry = &mut by_name[at];
                 entry.count += row.count;
                 entry.kernel_time_us += row.kernel_time_us.sum;
             }
-            None => by_name.push(Unmodelled {
-                name: row.name.clone(),
-                count: row.count,
-                kernel_time_us: row.kernel_time_us.sum,
-                reason: row.no_model.clone(),
-            }),
+            None => {
+                index.insert(&row.name, by_name.len());
+                by_name.push(Unmodelled {
+                    name: row.name.clone(),
+                    count: row.count,
+                    kernel_time_us: row.kernel_time_us.sum,
+                    reason: row.no_model.clone(),
+                });
+            }
         }
     }
     by_name.sort_by(|a, b| b.kernel_time_us.total_cmp(&a.kernel_time_us));

@@ -1,6 +1,12 @@
 //! The CSV writer TraceLens's files need: a table whose cells are quoted as
 //! pandas quotes them and numbers written as Python's float repr, and the
 //! Python-literal kernel-details cells both op tables and perf sheets carry.
+//!
+//! A text cell that a spreadsheet would read as a formula (it starts with
+//! `=`, `+`, `-`, `@`, a tab or a carriage return, and is not a plain
+//! number) gets a leading `'`, as OWASP advises against CSV injection: op
+//! and kernel names come from the trace, and a spreadsheet is where these
+//! files are opened. TraceLens does not do this; no real name starts so.
 
 use std::fmt::Write;
 
@@ -56,7 +62,24 @@ pub(super) enum Cell<'a> {
     OptInt(Option<i64>),
 }
 
+/// Whether a spreadsheet would take `text` for a formula: it starts with a
+/// formula character and is not just a number (`-1`, `+2.5e3` stay numbers).
+fn is_formula(text: &str) -> bool {
+    text.starts_with(['=', '+', '-', '@', '\t', '\r'])
+        && !(text.parse::<f64>().is_ok()
+            && text
+                .bytes()
+                .all(|b| b.is_ascii_digit() || matches!(b, b'+' | b'-' | b'.' | b'e' | b'E')))
+}
+
 fn push_quoted(out: &mut String, text: &str) {
+    let defused;
+    let text = if is_formula(text) {
+        defused = format!("'{text}");
+        &defused
+    } else {
+        text
+    };
     if text.contains([',', '"', '\n', '\r']) {
         out.push('"');
         out.push_str(&text.replace('"', "\"\""));
@@ -157,5 +180,28 @@ mod tests {
         out.push('|');
         push_quoted(&mut out, "say \"hi\"");
         assert_eq!(out, "plain|\"a, b\"|\"say \"\"hi\"\"\"");
+    }
+
+    #[test]
+    fn csv_formula_cells_are_defused() {
+        let cell = |text: &str| {
+            let mut out = String::new();
+            push_quoted(&mut out, text);
+            out
+        };
+        assert_eq!(cell("=HYPERLINK(\"x\")"), "\"'=HYPERLINK(\"\"x\"\")\"");
+        assert_eq!(cell("+cmd|' /C calc'!A0"), "'+cmd|' /C calc'!A0");
+        assert_eq!(cell("-2+3"), "'-2+3");
+        assert_eq!(cell("@SUM(A1)"), "'@SUM(A1)");
+        assert_eq!(cell("\t=1"), "'\t=1");
+        assert_eq!(cell("\r=1"), "\"'\r=1\"");
+        // Numbers stay numbers; names that merely contain the characters stay.
+        assert_eq!(cell("-1"), "-1");
+        assert_eq!(cell("+2.5e3"), "+2.5e3");
+        assert_eq!(cell("aten::add_"), "aten::add_");
+        assert_eq!(cell("a=b"), "a=b");
+        let mut table = Table::new(&["name", "n"]);
+        table.row([Cell::Text("=1+1"), Cell::Float(-1.0)]);
+        assert_eq!(table.text, "name,n\n'=1+1,-1.0\n");
     }
 }

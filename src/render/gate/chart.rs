@@ -4,30 +4,28 @@
 
 use std::fmt::Write;
 
-use super::escape::only_ascii;
 use super::finding::op_label;
 use crate::gate::verdict::Finding;
-use crate::render::text::shorten;
+use crate::render::text::{only_ascii, printable, shorten};
 
 const CHART_BARS: usize = 10;
 const DIFF_MAX_LINES: usize = 80;
 const DIFF_MAX_CHARS: usize = 6_000;
 
 /// A diff in a fenced `diff` block whose fence is longer than any run of
-/// backticks inside, so nothing in a kernel name can close it. Long diffs are
-/// cut, with a line saying so.
+/// backticks inside, so nothing in a kernel name can close it; control and
+/// bidi characters in it are shown as escapes ([`printable`]), as in a
+/// terminal, since a code block shows them as they are. Long diffs are cut,
+/// with a line saying so.
 pub(super) fn fenced_diff(diff: &str) -> String {
     let mut body = String::new();
     let lines: Vec<&str> = diff.lines().collect();
     let mut shown = 0;
     for line in &lines {
+        let line = printable(line);
         if shown == DIFF_MAX_LINES || body.len() + line.len() > DIFF_MAX_CHARS {
             break;
         }
-        let line: String = line
-            .chars()
-            .map(|c| if c.is_control() && c != '\t' { ' ' } else { c })
-            .collect();
         body.push_str(&line);
         body.push('\n');
         shown += 1;

@@ -4,13 +4,13 @@
 
 use std::path::Path;
 
-use super::escape::only_ascii;
 use super::template::{
     COMMENT_FILE, COMMENT_TEMPLATE, Loaded, SUMMARY_FILE, SUMMARY_TEMPLATE, TemplateError,
     load_template,
 };
 use super::view::{Detail, Prepared};
 use crate::gate::verdict::Verdict;
+use crate::render::text::only_ascii;
 
 /// GitHub's limit on a comment body, in characters (counted here as UTF-16
 /// code units, which is never fewer than GitHub's count).

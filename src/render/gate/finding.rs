@@ -144,6 +144,7 @@ pub(super) struct Row {
 impl Row {
     pub(super) fn new(f: &Finding) -> Row {
         let op = f.op.as_ref();
+        let unit = shorten(&f.unit, 16);
         Row {
             severity: f.severity.as_str(),
             icon: severity_icon(f.severity),
@@ -158,8 +159,8 @@ impl Row {
                 100,
             )),
             metric: or_dash(&shorten(&f.metric, 60)),
-            baseline: with_unit(f.baseline, &f.unit),
-            candidate: with_unit(f.candidate, &f.unit),
+            baseline: with_unit(f.baseline, &unit),
+            candidate: with_unit(f.candidate, &unit),
             delta: signed_percent(f.delta_percent),
             interval: match f.interval_percent {
                 Some((low, high)) if low.is_finite() && high.is_finite() => {
@@ -171,7 +172,7 @@ impl Row {
                 Some(r) if r.is_finite() => format!("×{r:.2}"),
                 _ => NONE.to_string(),
             },
-            limit: with_unit(f.limit, &f.unit),
+            limit: with_unit(f.limit, &unit),
             impact: signed_percent(f.impact_percent),
             priority: priority_label(f.priority),
             message: or_dash(&shorten(&f.message, 300)),

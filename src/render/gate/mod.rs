@@ -7,8 +7,9 @@
 //! binary; a template directory given by the user overrides either file.
 //! Undefined variables are errors (strict mode), and every value a template
 //! prints is escaped for GitHub Markdown (the custom auto-escape `markdown`,
-//! see [`escape_md`]) unless Rust marked it safe, so an override cannot
-//! forget to escape a kernel name. Values are formatted here (units,
+//! see [`escape`](crate::render::text::escape), the escape every Markdown
+//! output shares) unless Rust marked it safe, so an override cannot forget to
+//! escape a kernel name. Values are formatted here (units,
 //! signs, shortened names); the template only lays them out.
 //!
 //! GitHub rejects a comment over 65,536 characters and a step summary over
@@ -46,13 +47,13 @@
 //! value explicitly (useful inside `{% autoescape false %}`).
 //!
 //! The parts: `finding` puts one finding into words, `view` the whole
-//! verdict (with `chart` for the embedded code blocks), `escape` makes text
-//! safe, `template` loads the templates, `comment` renders and fits the
-//! documents, and `terminal` draws the table.
+//! verdict (with `chart` for the embedded code blocks), `template` loads the
+//! templates, `comment` renders and fits the documents, and `terminal` draws
+//! the table (every trace string through
+//! [`printable`](crate::render::text::printable)).
 
 mod chart;
 mod comment;
-mod escape;
 mod finding;
 mod template;
 mod terminal;
@@ -64,7 +65,6 @@ pub use comment::{
     COMMENT_LIMIT, KEPT_DIFFS, SUMMARY_LIMIT, comment_marker, render_comment, render_report_json,
     render_summary,
 };
-pub use escape::escape_md;
 pub(crate) use finding::kind_label;
 pub use template::TemplateError;
 pub use terminal::render_terminal;

@@ -8,7 +8,7 @@ use minijinja::syntax::SyntaxConfig;
 use minijinja::value::{StringInput, Value};
 use minijinja::{AutoEscape, Environment, Output, State, UndefinedBehavior};
 
-use super::escape::escape_md;
+use crate::render::text::escape;
 
 /// The embedded comment template.
 pub(super) const COMMENT_TEMPLATE: &str = include_str!(concat!(
@@ -126,7 +126,7 @@ fn environment() -> Environment<'static> {
         Value::from_safe_string(if input.is_safe() {
             input.as_str().to_string()
         } else {
-            escape_md(input.as_str())
+            escape(input.as_str())
         })
     });
     env
@@ -149,6 +149,6 @@ fn markdown_formatter(
     if value.is_safe() || !markdown {
         return minijinja::escape_formatter(out, state, value);
     }
-    out.write_str(&escape_md(&display(value)))
+    out.write_str(&escape(&display(value)))
         .map_err(minijinja::Error::from)
 }

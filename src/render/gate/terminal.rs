@@ -1,16 +1,17 @@
 //! The gate's terminal view: the verdict line, the counts and a table of
 //! the most important findings, wrapped only when wider than the terminal.
+//! Every trace string goes through [`printable`]: it reaches a terminal or
+//! a CI log.
 
 use std::fmt::Write;
 
 use comfy_table::presets::UTF8_BORDERS_ONLY;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
 
-use super::escape::clean;
 use super::finding::{Row, headline_text, op_label, shape_of, status};
 use crate::gate::verdict::{Severity, Verdict};
 use crate::render::terminal::Style;
-use crate::render::text::shorten;
+use crate::render::text::{printable, terminal_cell as cell};
 
 /// The terminal view: the verdict line, the counts, then the first `top`
 /// findings (most important first) as a table, and the workloads' notes.
@@ -28,7 +29,7 @@ pub fn render_terminal(verdict: &Verdict, top: usize, style: Style) -> String {
         "pass" => "1;32",
         _ => "1;33",
     };
-    let headline = clean(headline_text(&verdict.headline));
+    let headline = printable(headline_text(&verdict.headline));
     let mut out = String::new();
     let line = if headline.is_empty() {
         format!("{icon} tracegate: {status}")
@@ -71,10 +72,11 @@ pub fn render_terminal(verdict: &Verdict, top: usize, style: Style) -> String {
             };
             table.add_row(vec![
                 finding,
-                clean(&shorten(&op_label(f), 48)),
-                clean(&shorten(shape_of(f), 40)),
-                row.baseline,
-                row.candidate,
+                cell(&op_label(f), 48),
+                cell(shape_of(f), 40),
+                // The unit comes from the verdict, which `comment` reads from a file.
+                cell(&row.baseline, 40),
+                cell(&row.candidate, 40),
                 row.delta,
                 row.impact,
                 row.priority.to_string(),
@@ -107,7 +109,7 @@ pub fn render_terminal(verdict: &Verdict, top: usize, style: Style) -> String {
     }
     for w in &verdict.workloads {
         for note in &w.notes {
-            let _ = writeln!(out, "  note ({}): {}", clean(&w.name), clean(note));
+            let _ = writeln!(out, "  note ({}): {}", printable(&w.name), printable(note));
         }
     }
     out

@@ -10,6 +10,7 @@ use crate::gate::verdict::{
     TimelineRow, VERDICT_SCHEMA_VERSION, Verdict, WorkloadSummary,
 };
 use crate::render::terminal::Style;
+use crate::render::text::escape;
 
 fn finding(name: &str, severity: Severity, kind: FindingKind, impact: f64) -> Finding {
     Finding {
@@ -232,7 +233,7 @@ fn marker_keys_are_sanitised() {
 #[test]
 fn escapes_hostile_trace_strings() {
     let hostile = "k|<script>alert(1)</script> @someone `x` ```\nnew line #12 ~~s~~ $x$";
-    let escaped = escape_md(hostile);
+    let escaped = escape(hostile);
     assert!(!escaped.contains('\n'));
     assert!(!escaped.contains('<'));
     assert!(!escaped.contains('`'));
@@ -241,7 +242,7 @@ fn escapes_hostile_trace_strings() {
     assert!(escaped.contains("#\u{200d}12"));
     assert!(escaped.contains("\\~\\~s\\~\\~"));
     assert!(escaped.contains("\\$x\\$"));
-    assert_eq!(escape_md("a\u{202e}b\u{7}c"), "ab c");
+    assert_eq!(escape("a\u{202e}b\u{7}c"), "ab c");
 
     let mut f = finding(hostile, Severity::Fail, FindingKind::KernelSelection, 2.0);
     f.op.as_mut().unwrap().input_dims = "((1,)) | <img src=x> @dev".to_string();
@@ -314,6 +315,60 @@ fn fences_outgrow_backtick_runs() {
     let long: String = (0..500).map(|i| format!("+kernel_{i}\n")).collect();
     let block = fenced_diff(&long);
     assert!(block.contains("… 420 more lines"));
+}
+
+#[test]
+fn terminal_table_neutralises_control_characters() {
+    let name = "evil\u{1b}]0;x\u{7}\u{1b}[2J\r\n::add-mask::s \u{202e}fdp.exe ##[error]y";
+    let mut f = finding(name, Severity::Fail, FindingKind::Regression, 2.0);
+    f.unit = "µs\u{1b}[31m".to_string();
+    let mut v = verdict(vec![f]);
+    v.headline = format!("❌ 1 regression: {name}");
+    v.workloads[0].notes.push(format!("note {name}"));
+    let text = render_terminal(
+        &v,
+        10,
+        Style {
+            color: false,
+            width: 200,
+        },
+    );
+    assert!(
+        text.chars().all(|c| c == '\n' || !c.is_control()),
+        "{text:?}"
+    );
+    assert!(!text.contains('\u{202e}'), "{text}");
+    assert!(text.contains("evil\\u{1b}]0;x\\u{7}"), "{text}");
+    assert!(text.contains("\\u{202e}fdp.exe"), "{text}");
+    for line in text.lines() {
+        assert!(!line.trim_start().starts_with("::"), "{line}");
+        assert!(!line.contains("##["), "{line}");
+    }
+}
+
+#[test]
+fn kernel_diff_block_shows_control_characters_as_escapes() {
+    let block = fenced_diff("-k\u{1b}[31m\u{202e}abc\r\n+k\u{2067}x\u{0}\n");
+    assert_eq!(
+        block,
+        "```diff\n-k\\u{1b}[31m\\u{202e}abc\n+k\\u{2067}x\\u{0}\n```"
+    );
+}
+
+#[test]
+fn comment_breaks_links_references_and_shortcodes() {
+    let name = "aten::x::mm https://evil.example www.evil.example GH-9 a/b#4 :rocket: @team";
+    let mut f = finding(name, Severity::Fail, FindingKind::Regression, 2.0);
+    f.message = format!("{name} is slower");
+    let text = render_comment(&verdict(vec![f]), "default", None).unwrap();
+    // The Mermaid labels keep only a safe ASCII set; code shows no links.
+    let (prose, _) = split_code(&text);
+    for trigger in [
+        "https://", "www.evil", "GH-9", "#4", ":rocket:", "@team", "::x::",
+    ] {
+        assert!(!prose.contains(trigger), "{trigger} in {prose}");
+    }
+    assert!(prose.contains("https:\u{200d}//evil.example"), "{prose}");
 }
 
 #[test]

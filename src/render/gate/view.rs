@@ -7,10 +7,9 @@ use minijinja::value::{Serde, Value};
 use serde::Serialize;
 
 use super::chart::{chart, fenced_diff};
-use super::escape::escape_md;
 use super::finding::{NONE, Row, headline_text, op_label, shape_of, signed_percent, status};
 use crate::gate::verdict::{EnvironmentSummary, Finding, Severity, Verdict, WorkloadSummary};
-use crate::render::text::{human_us, shorten};
+use crate::render::text::{escape, human_us, shorten};
 
 const MAX_RECOMMENDATIONS: usize = 10;
 
@@ -81,7 +80,7 @@ impl WorkloadView {
                 .timeline
                 .iter()
                 .map(|t| TimelineView {
-                    metric: t.metric.replace('_', " "),
+                    metric: shorten(&t.metric.replace('_', " "), 60),
                     baseline: human_us(t.baseline_us),
                     candidate: human_us(t.candidate_us),
                     delta: signed_percent(t.delta_percent),
@@ -175,7 +174,8 @@ impl Prepared {
             })
             .collect();
         let (icon, status_text) = status(verdict);
-        let headline = headline_text(&verdict.headline).to_string();
+        // Bounded: `comment` renders a report.json that may come from anywhere.
+        let headline = shorten(headline_text(&verdict.headline), 500);
         let c = &verdict.counts;
         let workloads: Vec<WorkloadView> =
             verdict.workloads.iter().map(WorkloadView::new).collect();
@@ -188,8 +188,8 @@ impl Prepared {
             multi_workload => verdict.workloads.len() > 1,
             chart => Value::from_safe_string(chart(&verdict.findings)),
             recommendations => Value::from(Serde(&recommendations)),
-            policy => verdict.policy.clone(),
-            version => verdict.tracegate_version.clone(),
+            policy => shorten(&verdict.policy, 200),
+            version => shorten(&verdict.tracegate_version, 40),
             schema_version => verdict.schema_version,
             verdict => Value::from(Serde(verdict)),
         };
@@ -256,7 +256,7 @@ impl Prepared {
         let (icon, status) = self.status;
         format!(
             "{prefix}## {icon} tracegate: {status} · {}\n\n{}\n\n> [!NOTE]\n> Even without its tables this report would be too long for GitHub, so it holds only the verdict. `report.json` has everything.\n",
-            escape_md(&shorten(&self.headline, 500)),
+            escape(&self.headline),
             self.counts_line
         )
     }

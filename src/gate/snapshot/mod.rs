@@ -46,5 +46,5 @@ pub use format::{
 };
 pub use from_profile::spaced_sample;
 pub use io::{SNIFF_BYTES, SnapshotError, is_snapshot};
-pub use sha256::{Sha256, sha256_file, sha256_hex};
+pub use sha256::{sha256_file, sha256_hex};
 pub use source::{pytorch_version, workload_name};

@@ -166,7 +166,8 @@ pub struct Noise {
     /// judged for regressions, improvements or ratios.
     #[serde(deserialize_with = "de::non_negative")]
     pub min_time_us: f64,
-    /// Bootstrap resamples per row (at least 100).
+    /// Bootstrap resamples per row (100 to
+    /// [`MAX_RESAMPLES`](crate::gate::stats::MAX_RESAMPLES)).
     #[serde(deserialize_with = "de::resamples")]
     pub resamples: u32,
     /// Seed of the bootstrap's random numbers (same seed, same verdict).
@@ -532,8 +533,11 @@ impl Default for MissingOps {
 #[serde(deny_unknown_fields, default)]
 pub struct Replay {
     /// Findings of these severities get a package.
+    #[serde(deserialize_with = "de::bounded_list")]
     pub severities: Vec<Severity>,
-    /// At most this many packages per check, highest priority first.
+    /// At most this many packages per check, highest priority first (at
+    /// most [`MAX_REPLAY_PACKAGES`](super::limits::MAX_REPLAY_PACKAGES)).
+    #[serde(deserialize_with = "de::replay_packages")]
     pub max_packages: usize,
     /// Only ops whose argument schema tracegate knows how to rebuild.
     pub only_known_schema: bool,

@@ -322,7 +322,7 @@ fn hardware_resolves_at_load_time() {
     );
     assert_eq!(
         error("version: 1\nhardware:\n  baseline: \"hbm=3,bf16=x\"\n"),
-        "policy.yaml:3:14: hardware.baseline: hardware spec `hbm=3,bf16=x`: key `bf16`: `x` is not a number"
+        "policy.yaml:3:13: hardware.baseline: hardware spec `hbm=3,bf16=x`: key `bf16`: `x` is not a number"
     );
     assert!(
         error("version: 1\nhardware:\n  baseline: ''\n")

@@ -9,10 +9,12 @@ use sha2::{Digest, Sha256};
 /// A finished hash as lower-case hex.
 fn hex(digest: &[u8]) -> String {
     use std::fmt::Write;
-    digest.iter().fold(String::with_capacity(64), |mut text, byte| {
-        let _ = write!(text, "{byte:02x}");
-        text
-    })
+    digest
+        .iter()
+        .fold(String::with_capacity(64), |mut text, byte| {
+            let _ = write!(text, "{byte:02x}");
+            text
+        })
 }
 
 /// SHA-256 of bytes, lower-case hex.

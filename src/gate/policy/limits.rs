@@ -443,3 +443,103 @@ impl Scanner {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(text: &str) -> Option<Breach> {
+        prescan(text).err()
+    }
+
+    #[test]
+    fn real_policies_pass() {
+        for text in [
+            super::super::model::DEFAULT_YAML,
+            include_str!("../../../policies/strict.yaml"),
+            include_str!("../../../policies/cross-platform.yaml"),
+        ] {
+            assert_eq!(prescan(text), Ok(()));
+        }
+    }
+
+    #[test]
+    fn deep_flow_and_block_nesting_is_refused_where_it_crosses_the_limit() {
+        let breach = refused(&format!("version: 1\nx: {}", "[".repeat(100))).unwrap();
+        assert_eq!(breach.location, Some((2, 34)));
+        assert!(
+            breach
+                .message
+                .starts_with("nested more than 32 levels deep")
+        );
+        assert!(refused(&format!("x: {}1{}", "{a: ".repeat(40), "}".repeat(40))).is_some());
+        assert!(refused(&format!("x:\n{}y\n", "- ".repeat(40))).is_some());
+        let indented: String = (0..40)
+            .map(|i| format!("{}k{i}:\n", " ".repeat(i)))
+            .collect();
+        assert!(refused(&indented).is_some());
+        // Just inside the limit.
+        assert_eq!(prescan(&format!("x: {}", "[".repeat(30))), Ok(()));
+    }
+
+    #[test]
+    fn brackets_in_text_are_not_nesting() {
+        let deep = "[".repeat(100);
+        for text in [
+            format!("description: \"{deep}\"\n"),
+            format!("description: '{deep}'\n"),
+            format!("description: it's {deep}\n"),
+            format!("# {deep}\nversion: 1\n"),
+            format!("version: 1 # {deep}\n"),
+            format!("name: aten::{deep}\n"),
+            format!("description: |\n  {deep}\n  {deep}\nversion: 1\n"),
+            format!("- |\n   {deep}\n- x\n"),
+            format!("description: \"first line\n  {deep}\"\nversion: 1\n"),
+            format!("x: [\"{deep}\", '{deep}', a]\n"),
+            format!("x: [it's, {{\"k\":v}}] # {deep}\n"),
+        ] {
+            assert_eq!(prescan(&text), Ok(()), "{text}");
+        }
+    }
+
+    #[test]
+    fn every_line_break_ends_a_comment() {
+        for brk in ["\n", "\r", "\r\n", "\u{85}", "\u{2028}", "\u{2029}"] {
+            let text = format!("x: [ # comment{brk}{}", "[".repeat(50));
+            assert!(refused(&text).is_some(), "{brk:?}");
+        }
+    }
+
+    #[test]
+    fn a_block_scalar_ends_where_its_indentation_does() {
+        let deep = "[".repeat(50);
+        // Less indented than its first line: no longer the scalar.
+        assert!(refused(&format!("a: |\n    text\n   {deep}\n")).is_some());
+        assert!(refused(&format!("a: >-\n  text\nb: {deep}\n")).is_some());
+        assert!(refused(&format!("a: |\n\n  text\n\nb: {deep}\n")).is_some());
+    }
+
+    #[test]
+    fn aliases_are_counted() {
+        let aliases = vec!["*a"; 70].join(", ");
+        let breach = refused(&format!("a: &a 1\nb: [{aliases}]\n")).unwrap();
+        assert_eq!(breach.location, Some((2, 261)));
+        assert!(breach.message.starts_with("more than 64 aliases"));
+        let block: String = (0..70).map(|_| "- *a\n").collect();
+        assert!(refused(&format!("a: &a 1\nb:\n{block}")).is_some());
+        // A `*` inside a name or a quoted glob is not an alias.
+        let globs: String = (0..70).map(|_| "- name: aten::*mm\n- \"*x\"\n").collect();
+        assert_eq!(prescan(&globs), Ok(()));
+    }
+
+    #[test]
+    fn large_files_are_refused() {
+        let text = format!(
+            "version: 1\ndescription: {}\n",
+            "x".repeat(MAX_POLICY_BYTES)
+        );
+        let breach = refused(&text).unwrap();
+        assert_eq!(breach.location, None);
+        assert!(breach.message.contains("1 MiB"));
+    }
+}

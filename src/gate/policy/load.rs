@@ -100,22 +100,12 @@ impl Policy {
     /// [`MAX_POLICY_BYTES`] is read: a larger file is refused.
     pub fn load(path: &Path) -> Result<Policy, PolicyError> {
         let label = path.display().to_string();
-        let io = |source| PolicyError::Io {
-            path: label.clone(),
-            source,
-        };
-        let mut bytes = Vec::new();
-        std::fs::File::open(path)
-            .and_then(|file| {
-                file.take(MAX_POLICY_BYTES as u64 + 1)
-                    .read_to_end(&mut bytes)
-            })
-            .map_err(io)?;
-        if bytes.len() > MAX_POLICY_BYTES {
-            return Err(invalid(&label, too_large()));
-        }
-        let text = String::from_utf8(bytes)
-            .map_err(|error| io(std::io::Error::new(std::io::ErrorKind::InvalidData, error)))?;
+        let text = read_text(path)
+            .map_err(|source| PolicyError::Io {
+                path: label.clone(),
+                source,
+            })?
+            .ok_or_else(|| invalid(&label, too_large()))?;
         parse(&text, &label, path.parent())
     }
 }
@@ -244,6 +234,35 @@ fn version<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
     Ok(POLICY_VERSION)
 }
 
+/// A UTF-8 file of at most [`MAX_POLICY_BYTES`] (`None` when larger: no
+/// more than one byte past the limit is read, whatever the file is).
+fn read_text(path: &Path) -> std::io::Result<Option<String>> {
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(MAX_POLICY_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() > MAX_POLICY_BYTES {
+        return Ok(None);
+    }
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|error| std::io::Error::new(std::io::ErrorKind::InvalidData, error))
+}
+
+/// A catalog file (`hardware.file`), held to a policy's bounds: its size,
+/// nesting and aliases ([`prescan`]).
+fn load_catalog(path: &Path) -> Result<Catalog, String> {
+    let label = path.display().to_string();
+    let text = read_text(path)
+        .map_err(|error| format!("{label}: cannot read: {error}"))?
+        .ok_or_else(|| format!("{label}: {}", too_large().message))?;
+    prescan(&text).map_err(|breach| match breach.location {
+        Some((line, column)) => format!("{label}:{line}:{column}: {}", breach.message),
+        None => format!("{label}: {}", breach.message),
+    })?;
+    Catalog::from_yaml(&text, &label).map_err(|error| error.to_string())
+}
+
 /// The error of a text refused before parsing.
 fn invalid(label: &str, breach: Breach) -> PolicyError {
     PolicyError::Invalid {
@@ -299,7 +318,7 @@ fn resolve_hardware(
             Some(dir) => dir.join(&written),
             None => written.clone(),
         };
-        let user = Catalog::load_file(&path).map_err(|error| invalid("file", error.to_string()))?;
+        let user = load_catalog(&path).map_err(|message| invalid("file", message))?;
         catalog = catalog.merged_with(user);
         file = Some(path);
     }

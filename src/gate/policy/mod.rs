@@ -57,4 +57,6 @@ pub fn check_file(path: &Path) -> Result<Summary, PolicyError> {
 }
 
 #[cfg(test)]
+mod fuzz;
+#[cfg(test)]
 mod tests;

@@ -50,8 +50,8 @@ pub const MAX_MODEL_COUNT: f64 = 1e30;
 /// The most bytes of JSON a snapshot may decompress to (256 MiB).
 pub const MAX_JSON_BYTES: usize = 256 << 20;
 
-/// A time as stored: negative, non-finite and absurd values (which only a
-/// broken trace gives) become 0 or [`MAX_TIME_US`].
+/// A time as stored: negative values and NaN (which only a broken trace
+/// gives) become 0, values above [`MAX_TIME_US`] (infinity too) become it.
 pub(super) fn stored_time(value: f64) -> f64 {
     if value > 0.0 {
         value.min(MAX_TIME_US)

@@ -19,14 +19,25 @@ fn at(place: impl fmt::Display, problem: String) -> String {
     format!("{place}: {problem}")
 }
 
+/// A number as a message shows it: huge and tiny ones in `1e300` form.
+fn number(value: f64) -> String {
+    let size = value.abs();
+    if size != 0.0 && !(1e-6..1e15).contains(&size) {
+        format!("{value:e}")
+    } else {
+        format!("{value}")
+    }
+}
+
 fn time(value: f64) -> Result<(), String> {
     if !value.is_finite() {
         Err(format!("{value} is not a finite number"))
     } else if value < 0.0 {
-        Err(format!("{value} is negative; times are ≥ 0 µs"))
+        Err(format!("{} is negative; times are ≥ 0 µs", number(value)))
     } else if value > MAX_TIME_US {
         Err(format!(
-            "{value} µs is more than {MAX_TIME_US:e} µs (about 31.7 years), the limit for a time"
+            "{} µs is more than {MAX_TIME_US:e} µs (about 31.7 years), the limit for a time",
+            number(value)
         ))
     } else {
         Ok(())
@@ -36,7 +47,8 @@ fn time(value: f64) -> Result<(), String> {
 fn count(value: f64) -> Result<(), String> {
     if !(0.0..=MAX_MODEL_COUNT).contains(&value) {
         Err(format!(
-            "{value} is not a count from 0 to {MAX_MODEL_COUNT:e}"
+            "{} is not a count from 0 to {MAX_MODEL_COUNT:e}",
+            number(value)
         ))
     } else {
         Ok(())

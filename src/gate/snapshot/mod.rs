@@ -38,6 +38,8 @@ mod bounds;
 mod check;
 mod format;
 mod from_profile;
+#[cfg(test)]
+mod fuzz;
 mod io;
 mod sha256;
 mod source;

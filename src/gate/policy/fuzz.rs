@@ -16,15 +16,7 @@ use proptest::prelude::*;
 use super::limits::prescan;
 use super::model::DEFAULT_YAML;
 use super::*;
-
-/// Cases per property: `PROPTEST_CASES` when set, else a few for CI.
-fn config() -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|cases| cases.parse().ok())
-        .unwrap_or(48);
-    ProptestConfig::with_cases(cases)
-}
+use crate::gate::snapshot::tests::fuzz_config;
 
 /// The longest one load may take (debug build, a busy machine).
 const BOUND: Duration = Duration::from_secs(3);
@@ -196,7 +188,7 @@ fn loads_or_fails_cleanly(text: &str) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(config())]
+    #![proptest_config(fuzz_config(48))]
 
     #[test]
     fn policy_loader_survives_arbitrary_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..4096)) {

@@ -383,15 +383,6 @@ fn explain(message: &str) -> String {
     if message.starts_with("missing field `version`") {
         message.push_str(": a policy starts with `version: 1`");
     }
-    // The parser's own bounds, behind the tighter ones of `limits.rs`.
-    if message.starts_with("recursion limit exceeded") {
-        message = "nested too deeply for the YAML parser (128 levels)".to_string();
-    }
-    if message.starts_with("repetition limit exceeded") {
-        message = "aliases expand too far (the YAML parser stops at 100 times the \
-                   document's own size)"
-            .to_string();
-    }
     suggest(&message)
 }
 

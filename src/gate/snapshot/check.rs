@@ -74,36 +74,42 @@ fn length(length: usize, limit: usize, what: &str) -> Result<(), String> {
     }
 }
 
-fn stats(place: &str, stats: &Stats) -> Result<(), String> {
-    let fields = [
-        ("sum", stats.sum),
-        ("mean", stats.mean),
-        ("median", stats.median),
-        ("std", stats.std.unwrap_or(0.0)),
-        ("min", stats.min),
-        ("max", stats.max),
-    ];
+/// Every named time of a structure at `place`.
+fn times(place: &str, fields: &[(&str, f64)]) -> Result<(), String> {
     for (name, value) in fields {
-        time(value).map_err(|problem| at(format_args!("{place}.{name}"), problem))?;
+        time(*value).map_err(|problem| at(format_args!("{place}.{name}"), problem))?;
     }
     Ok(())
 }
 
+fn stats(place: &str, stats: &Stats) -> Result<(), String> {
+    times(
+        place,
+        &[
+            ("sum", stats.sum),
+            ("mean", stats.mean),
+            ("median", stats.median),
+            ("std", stats.std.unwrap_or(0.0)),
+            ("min", stats.min),
+            ("max", stats.max),
+        ],
+    )
+}
+
 fn breakdown(place: &str, breakdown: &Breakdown) -> Result<(), String> {
-    let fields = [
-        ("computation_time", breakdown.computation_time),
-        ("exposed_comm_time", breakdown.exposed_comm_time),
-        ("exposed_memcpy_time", breakdown.exposed_memcpy_time),
-        ("busy_time", breakdown.busy_time),
-        ("idle_time", breakdown.idle_time),
-        ("total_time", breakdown.total_time),
-        ("total_comm_time", breakdown.total_comm_time),
-        ("total_memcpy_time", breakdown.total_memcpy_time),
-    ];
-    for (name, value) in fields {
-        time(value).map_err(|problem| at(format_args!("{place}.{name}"), problem))?;
-    }
-    Ok(())
+    times(
+        place,
+        &[
+            ("computation_time", breakdown.computation_time),
+            ("exposed_comm_time", breakdown.exposed_comm_time),
+            ("exposed_memcpy_time", breakdown.exposed_memcpy_time),
+            ("busy_time", breakdown.busy_time),
+            ("idle_time", breakdown.idle_time),
+            ("total_time", breakdown.total_time),
+            ("total_comm_time", breakdown.total_comm_time),
+            ("total_memcpy_time", breakdown.total_memcpy_time),
+        ],
+    )
 }
 
 fn op_row(index: usize, op: &OpSnapshot) -> Result<(), String> {
@@ -224,9 +230,13 @@ impl Snapshot {
                 ));
             }
         }
-        time(self.short_kernels.time_us).map_err(|problem| at("short_kernels.time_us", problem))?;
-        time(self.idle.host_wait_us).map_err(|problem| at("idle.host_wait_us", problem))?;
-        time(self.idle.kernel_wait_us).map_err(|problem| at("idle.kernel_wait_us", problem))?;
-        Ok(())
+        times("short_kernels", &[("time_us", self.short_kernels.time_us)])?;
+        times(
+            "idle",
+            &[
+                ("host_wait_us", self.idle.host_wait_us),
+                ("kernel_wait_us", self.idle.kernel_wait_us),
+            ],
+        )
     }
 }

@@ -17,18 +17,9 @@ use std::time::{Duration, Instant};
 use proptest::prelude::*;
 use serde_json::Value;
 
-use super::tests::example_profile;
+use super::tests::{example_profile, fuzz_config};
 use super::*;
 use crate::gate::compare::{CompareOptions, compare};
-
-/// Cases per property: `PROPTEST_CASES` when set, else a few for CI.
-fn config() -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|cases| cases.parse().ok())
-        .unwrap_or(32);
-    ProptestConfig::with_cases(cases)
-}
 
 /// The longest one read (and comparison) of `bytes` may take (debug build,
 /// a busy machine): reading is linear in the input, so the bound is a
@@ -213,7 +204,7 @@ fn the_original_reads_back() {
 }
 
 proptest! {
-    #![proptest_config(config())]
+    #![proptest_config(fuzz_config(32))]
 
     #[test]
     fn snapshot_reader_survives_arbitrary_bytes(

@@ -567,6 +567,15 @@ fn the_writer_keeps_the_bounds_the_reader_checks() {
     assert_eq!(back, snapshot);
 }
 
+/// A proptest configuration with `PROPTEST_CASES` cases when set, else
+/// `default` (a few, for CI): the gate's fuzz targets share it.
+pub(crate) fn fuzz_config(default: u32) -> proptest::test_runner::Config {
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok());
+    proptest::test_runner::Config::with_cases(cases.unwrap_or(default))
+}
+
 /// The analysed profile of `examples/baseline.json.gz`, with its SHA-256
 /// and size (the example is in the repository, so no test skips).
 pub(crate) fn example_profile() -> (Profile, String, u64) {

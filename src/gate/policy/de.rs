@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde::de::value::MapAccessDeserializer;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
-use super::limits::{MAX_LIST, MAX_REPLAY_PACKAGES};
+use super::limits::{MAX_LIST, MAX_LIST_PATTERNS, MAX_REPLAY_PACKAGES};
 use crate::analysis::ops::category::Category;
 use crate::gate::stats::MAX_RESAMPLES;
 
@@ -25,6 +25,11 @@ pub(super) trait Validate {
     const EXPECTING: &'static str;
     /// Whether the parsed rule makes sense.
     fn validate(&self) -> Result<(), String>;
+    /// How many compiled patterns (regexes, globs, shapes) the rule holds:
+    /// a list may hold at most [`MAX_LIST_PATTERNS`].
+    fn patterns(&self) -> usize {
+        0
+    }
 }
 
 /// Deserializes a mapping as `R`, then turns it into `T` with `check`. The
@@ -73,12 +78,24 @@ where
     D: Deserializer<'de>,
     T: Deserialize<'de> + Validate,
 {
-    struct Seed<T>(PhantomData<T>);
-    impl<'de, T: Deserialize<'de> + Validate> DeserializeSeed<'de> for Seed<T> {
+    /// One rule; `patterns` counts the compiled patterns of the list so far.
+    struct Seed<'a, T> {
+        patterns: &'a mut usize,
+        rule: PhantomData<T>,
+    }
+    impl<'de, T: Deserialize<'de> + Validate> DeserializeSeed<'de> for Seed<'_, T> {
         type Value = T;
         fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<T, D::Error> {
             checked_map(deserializer, T::EXPECTING, |rule: T| {
-                rule.validate().map(|()| rule)
+                rule.validate()?;
+                *self.patterns += rule.patterns();
+                if *self.patterns > MAX_LIST_PATTERNS {
+                    return Err(format!(
+                        "more than {MAX_LIST_PATTERNS} regexes, globs and shape patterns in \
+                         this list, the limit for one list"
+                    ));
+                }
+                Ok(rule)
             })
         }
     }
@@ -93,7 +110,11 @@ where
         }
         fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
             let mut rules = Vec::new();
-            while let Some(rule) = seq.next_element_seed(Seed(PhantomData))? {
+            let mut patterns = 0;
+            while let Some(rule) = seq.next_element_seed(Seed {
+                patterns: &mut patterns,
+                rule: PhantomData,
+            })? {
                 rules.push(rule);
                 check_list_length(rules.len())?;
             }

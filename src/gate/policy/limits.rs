@@ -27,6 +27,11 @@ pub const MAX_ALIASES: usize = 64;
 /// The most entries in any list (`budgets`, `ignore`, `timeline`, …).
 pub const MAX_LIST: usize = 1000;
 
+/// The most compiled patterns (regexes, globs, shape patterns; exact names
+/// are free) in one list of rules: compiling one can take milliseconds and
+/// hold up to [`MAX_REGEX_BYTES`].
+pub const MAX_LIST_PATTERNS: usize = 100;
+
 /// The longest op-name, shape or module pattern, characters.
 pub const MAX_PATTERN_CHARS: usize = 1000;
 
@@ -34,8 +39,9 @@ pub const MAX_PATTERN_CHARS: usize = 1000;
 pub const MAX_GLOB_BRACES: usize = 8;
 
 /// The largest compiled regex (a glob compiles to one), bytes, as the
-/// regex crate measures it (`RegexBuilder::size_limit`).
-pub const MAX_REGEX_BYTES: usize = 1 << 20;
+/// regex crate measures it (`RegexBuilder::size_limit`): room for about ten
+/// Unicode classes such as `\w`.
+pub const MAX_REGEX_BYTES: usize = 512 << 10;
 
 /// The largest `replay.max_packages`.
 pub const MAX_REPLAY_PACKAGES: usize = 1000;

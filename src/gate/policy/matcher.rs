@@ -295,6 +295,13 @@ impl Validate for OpMatcher {
     fn validate(&self) -> Result<(), String> {
         Ok(())
     }
+    fn patterns(&self) -> usize {
+        [&self.name, &self.shape, &self.module]
+            .into_iter()
+            .flatten()
+            .filter(|pattern| !matches!(pattern, Pattern::Exact(_)))
+            .count()
+    }
 }
 
 impl<'de> Deserialize<'de> for OpMatcher {

@@ -326,6 +326,9 @@ pub struct RatioRule {
 
 impl Validate for RatioRule {
     const EXPECTING: &'static str = "a ratio rule (match, and expected, ratio or slack_percent)";
+    fn patterns(&self) -> usize {
+        self.matcher.patterns()
+    }
     fn validate(&self) -> Result<(), String> {
         if self.expected.is_some() && self.ratio.is_some() {
             return Err("give `expected` or `ratio`, not both".to_string());
@@ -471,6 +474,9 @@ pub struct Budget {
 
 impl Validate for Budget {
     const EXPECTING: &'static str = "a budget (match, and at least one limit)";
+    fn patterns(&self) -> usize {
+        self.matcher.patterns()
+    }
     fn validate(&self) -> Result<(), String> {
         if self.max_time_per_step_us.is_none()
             && self.max_share_percent.is_none()

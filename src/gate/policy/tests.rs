@@ -572,9 +572,28 @@ fn patterns_and_regexes_are_bounded() {
     );
     let large = Pattern::name(r"re:(\w{100}){100}").unwrap_err();
     assert!(
-        large.contains("exceeds size limit of 1048576 bytes"),
+        large.contains("exceeds size limit of 524288 bytes"),
         "{large}"
     );
+}
+
+#[test]
+fn a_thousand_large_regexes_are_refused_at_the_hundred_and_first() {
+    let entries: String = (0..1000)
+        .map(|i| format!("  - name: \"re:\\\\w{{8}}x{i}\"\n"))
+        .collect();
+    let started = std::time::Instant::now();
+    assert_eq!(
+        error(&format!("version: 1\nignore:\n{entries}")),
+        "policy.yaml:103:5: ignore[100]: more than 100 regexes, globs and shape patterns in this \
+         list, the limit for one list"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    // Exact names are not compiled: a long list of them is fine.
+    let names: String = (0..MAX_LIST)
+        .map(|i| format!("  - name: op{i}\n"))
+        .collect();
+    assert!(Policy::from_yaml(&format!("version: 1\nignore:\n{names}"), "p.yaml").is_ok());
 }
 
 #[test]

@@ -3,6 +3,7 @@
 //! the verdict.
 
 pub mod compare;
+pub mod echo;
 pub mod judge;
 pub mod policy;
 pub mod snapshot;

@@ -14,7 +14,9 @@ use serde::Deserialize;
 use serde::de::value::MapAccessDeserializer;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
+use super::limits::{MAX_LIST, MAX_LIST_PATTERNS, MAX_REPLAY_PACKAGES};
 use crate::analysis::ops::category::Category;
+use crate::gate::stats::MAX_RESAMPLES;
 
 /// Rules with keys that depend on each other: checked when their mapping
 /// has been read.
@@ -23,6 +25,11 @@ pub(super) trait Validate {
     const EXPECTING: &'static str;
     /// Whether the parsed rule makes sense.
     fn validate(&self) -> Result<(), String>;
+    /// How many compiled patterns (regexes, globs, shapes) the rule holds:
+    /// a list may hold at most [`MAX_LIST_PATTERNS`].
+    fn patterns(&self) -> usize {
+        0
+    }
 }
 
 /// Deserializes a mapping as `R`, then turns it into `T` with `check`. The
@@ -71,12 +78,24 @@ where
     D: Deserializer<'de>,
     T: Deserialize<'de> + Validate,
 {
-    struct Seed<T>(PhantomData<T>);
-    impl<'de, T: Deserialize<'de> + Validate> DeserializeSeed<'de> for Seed<T> {
+    /// One rule; `patterns` counts the compiled patterns of the list so far.
+    struct Seed<'a, T> {
+        patterns: &'a mut usize,
+        rule: PhantomData<T>,
+    }
+    impl<'de, T: Deserialize<'de> + Validate> DeserializeSeed<'de> for Seed<'_, T> {
         type Value = T;
         fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<T, D::Error> {
             checked_map(deserializer, T::EXPECTING, |rule: T| {
-                rule.validate().map(|()| rule)
+                rule.validate()?;
+                *self.patterns += rule.patterns();
+                if *self.patterns > MAX_LIST_PATTERNS {
+                    return Err(format!(
+                        "more than {MAX_LIST_PATTERNS} regexes, globs and shape patterns in \
+                         this list, the limit for one list"
+                    ));
+                }
+                Ok(rule)
             })
         }
     }
@@ -91,10 +110,50 @@ where
         }
         fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
             let mut rules = Vec::new();
-            while let Some(rule) = seq.next_element_seed(Seed(PhantomData))? {
+            let mut patterns = 0;
+            while let Some(rule) = seq.next_element_seed(Seed {
+                patterns: &mut patterns,
+                rule: PhantomData,
+            })? {
                 rules.push(rule);
+                check_list_length(rules.len())?;
             }
             Ok(rules)
+        }
+    }
+    deserializer.deserialize_seq(ListVisitor(PhantomData))
+}
+
+/// An error once a list has more than [`MAX_LIST`] entries (checked as
+/// entries are read, so a long list stops at the first one too many).
+fn check_list_length<E: de::Error>(length: usize) -> Result<(), E> {
+    if length > MAX_LIST {
+        return Err(E::custom(format!(
+            "more than {MAX_LIST} entries; a list may have at most {MAX_LIST}"
+        )));
+    }
+    Ok(())
+}
+
+/// A plain list of at most [`MAX_LIST`] entries.
+pub(super) fn bounded_list<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    struct ListVisitor<T>(PhantomData<T>);
+    impl<'de, T: Deserialize<'de>> Visitor<'de> for ListVisitor<T> {
+        type Value = Vec<T>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a list")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
+            let mut entries = Vec::new();
+            while let Some(entry) = seq.next_element()? {
+                entries.push(entry);
+                check_list_length(entries.len())?;
+            }
+            Ok(entries)
         }
     }
     deserializer.deserialize_seq(ListVisitor(PhantomData))
@@ -265,16 +324,34 @@ pub(super) fn rate<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
 }
 
 pub(super) fn resamples<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
-    let n = checked_whole(d, "a number of resamples, at least 100", |v| {
-        if (100..=u64::from(u32::MAX)).contains(&v) {
-            Ok(())
-        } else {
+    let n = checked_whole(d, "a whole number of resamples from 100 to 20000", |v| {
+        if v < 100 {
             Err(format!(
                 "must be at least 100 (intervals from fewer resamples are unstable), not {v}"
             ))
+        } else if v > MAX_RESAMPLES as u64 {
+            Err(format!(
+                "must be at most {MAX_RESAMPLES} (every row keeps its resamples: more cost \
+                 time and memory for nothing), not {v}"
+            ))
+        } else {
+            Ok(())
         }
     })?;
     Ok(u32::try_from(n).unwrap_or(u32::MAX))
+}
+
+pub(super) fn replay_packages<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    let n = checked_whole(d, "a whole number ≥ 0", |v| {
+        if v > MAX_REPLAY_PACKAGES as u64 {
+            Err(format!(
+                "must be at most {MAX_REPLAY_PACKAGES} (a package per finding), not {v}"
+            ))
+        } else {
+            Ok(())
+        }
+    })?;
+    Ok(usize::try_from(n).unwrap_or(MAX_REPLAY_PACKAGES))
 }
 
 /// Every category, for parsing names.

@@ -11,8 +11,13 @@
 //!   version; rules that need one of several keys (a budget with no limit)
 //!   are checked when their mapping ends, and marked at the mapping;
 //! - hardware names are resolved against the catalog after parsing, and
-//!   located by searching the text for the value.
+//!   located by the YAML parser's marks (`probe.rs`);
+//! - before any of that, the text's size, nesting depth and aliases are
+//!   bounded (`limits.rs`), so no file can make the parser slow;
+//! - text quoted from the file is escaped and cut (`crate::gate::echo`):
+//!   an error is one printable line whatever the file holds.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -20,21 +25,25 @@ use serde::Deserialize;
 use serde::Deserializer;
 
 use super::de::{checked_whole, hardware_spec, validated_list};
+use super::limits::{Breach, MAX_POLICY_BYTES, prescan, too_large};
 use super::matcher::OpMatcher;
 use super::model::{
     Budget, CrossPlatform, DEFAULT_LABEL, DEFAULT_YAML, EfficiencyRule, HardwareChoice,
     HardwarePolicy, MissingOps, NewOps, Noise, POLICY_VERSION, Policy, Replay, Rule,
     TimelineMetric, TimelineRule,
 };
+use super::probe::{fields_of, locate};
 use crate::analysis::hardware::{Catalog, builtin_catalog};
 use crate::analysis::ops::category::Category;
+use crate::gate::echo;
 use crate::gate::verdict::Severity;
 
-/// Why a policy cannot be used.
+/// Why a policy cannot be used. Its message is one line: the file name and
+/// the text quoted from the file are escaped and cut ([`echo`]).
 #[derive(Debug, thiserror::Error)]
 pub enum PolicyError {
     /// The file could not be read.
-    #[error("{path}: cannot read: {source}")]
+    #[error("{}: cannot read: {source}", echo::label(path))]
     Io {
         /// The file.
         path: String,
@@ -42,7 +51,12 @@ pub enum PolicyError {
         source: std::io::Error,
     },
     /// The text is not a valid policy.
-    #[error("{file}{}: {message}", location_suffix(*.location))]
+    #[error(
+        "{}{}: {}",
+        echo::label(file),
+        location_suffix(*.location),
+        echo::message(message)
+    )]
     Invalid {
         /// The file (or label).
         file: String,
@@ -82,13 +96,16 @@ impl Policy {
     }
 
     /// Reads and validates a policy file. A relative `hardware.file` is
-    /// read from the policy file's directory.
+    /// read from the policy file's directory. At most one byte past
+    /// [`MAX_POLICY_BYTES`] is read: a larger file is refused.
     pub fn load(path: &Path) -> Result<Policy, PolicyError> {
         let label = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| PolicyError::Io {
-            path: label.clone(),
-            source,
-        })?;
+        let text = read_text(path)
+            .map_err(|source| PolicyError::Io {
+                path: label.clone(),
+                source,
+            })?
+            .ok_or_else(|| invalid(&label, too_large()))?;
         parse(&text, &label, path.parent())
     }
 }
@@ -217,9 +234,48 @@ fn version<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
     Ok(POLICY_VERSION)
 }
 
+/// A UTF-8 file of at most [`MAX_POLICY_BYTES`] (`None` when larger: no
+/// more than one byte past the limit is read, whatever the file is).
+fn read_text(path: &Path) -> std::io::Result<Option<String>> {
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(MAX_POLICY_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() > MAX_POLICY_BYTES {
+        return Ok(None);
+    }
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|error| std::io::Error::new(std::io::ErrorKind::InvalidData, error))
+}
+
+/// A catalog file (`hardware.file`), held to a policy's bounds: its size,
+/// nesting and aliases ([`prescan`]).
+fn load_catalog(path: &Path) -> Result<Catalog, String> {
+    let label = path.display().to_string();
+    let text = read_text(path)
+        .map_err(|error| format!("{label}: cannot read: {error}"))?
+        .ok_or_else(|| format!("{label}: {}", too_large().message))?;
+    prescan(&text).map_err(|breach| match breach.location {
+        Some((line, column)) => format!("{label}:{line}:{column}: {}", breach.message),
+        None => format!("{label}: {}", breach.message),
+    })?;
+    Catalog::from_yaml(&text, &label).map_err(|error| error.to_string())
+}
+
+/// The error of a text refused before parsing.
+fn invalid(label: &str, breach: Breach) -> PolicyError {
+    PolicyError::Invalid {
+        file: label.to_string(),
+        location: breach.location,
+        message: breach.message,
+    }
+}
+
 /// Parses, validates and resolves a policy. `base_dir` is where a relative
 /// `hardware.file` is read from (the current directory when `None`).
 fn parse(text: &str, label: &str, base_dir: Option<&Path>) -> Result<Policy, PolicyError> {
+    prescan(text).map_err(|breach| invalid(label, breach))?;
     let file: PolicyFile = serde_yaml::from_str(text).map_err(|error| yaml_error(&error, label))?;
     let hardware = resolve_hardware(file.hardware, text, label, base_dir)?;
     Ok(Policy {
@@ -250,9 +306,9 @@ fn resolve_hardware(
     label: &str,
     base_dir: Option<&Path>,
 ) -> Result<HardwarePolicy, PolicyError> {
-    let invalid = |key: &str, value: &str, message: String| PolicyError::Invalid {
+    let invalid = |key: &str, message: String| PolicyError::Invalid {
         file: label.to_string(),
-        location: locate(text, key, value),
+        location: locate(text, &["hardware", key]),
         message: format!("hardware.{key}: {message}"),
     };
     let mut catalog = builtin_catalog();
@@ -262,8 +318,7 @@ fn resolve_hardware(
             Some(dir) => dir.join(&written),
             None => written.clone(),
         };
-        let user = Catalog::load_file(&path)
-            .map_err(|error| invalid("file", &written.to_string_lossy(), error.to_string()))?;
+        let user = load_catalog(&path).map_err(|message| invalid("file", message))?;
         catalog = catalog.merged_with(user);
         file = Some(path);
     }
@@ -277,7 +332,7 @@ fn resolve_hardware(
                 spec: spec.to_string(),
                 hardware: Box::new(hardware),
             })
-            .map_err(|error| invalid(key, spec, error.to_string()))
+            .map_err(|error| invalid(key, error.to_string()))
     };
     Ok(HardwarePolicy {
         baseline: choose("baseline", &section.baseline)?,
@@ -285,31 +340,6 @@ fn resolve_hardware(
         file,
         catalog,
     })
-}
-
-/// Where `key: value` is written: the 1-based line and column of the value,
-/// on the first line (outside comments) that has the key before the value.
-fn locate(text: &str, key: &str, value: &str) -> Option<(usize, usize)> {
-    if value.is_empty() {
-        return None;
-    }
-    for (index, line) in text.lines().enumerate() {
-        let code = match line.find(" #") {
-            Some(at) => &line[..at],
-            None => line,
-        };
-        if code.trim_start().starts_with('#') {
-            continue;
-        }
-        let Some(key_at) = code.find(&format!("{key}:")) else {
-            continue;
-        };
-        if let Some(offset) = code[key_at..].find(value) {
-            let column = code[..key_at + offset].chars().count() + 1;
-            return Some((index + 1, column));
-        }
-    }
-    None
 }
 
 /// One line from a serde_yaml error: the location moved to the front,
@@ -395,10 +425,14 @@ fn backticked(text: &str) -> Vec<&str> {
 /// (three characters at least).
 fn closest<'a>(typo: &str, candidates: &[&'a str]) -> Option<&'a str> {
     let lower = typo.to_lowercase();
+    let length = lower.chars().count();
     let by_distance = candidates
         .iter()
-        .map(|c| (levenshtein(&lower, &c.to_lowercase()), *c))
-        .filter(|(d, _)| *d <= 2 && *d < lower.chars().count())
+        // Lengths more than 2 apart are more than 2 edits apart: skip
+        // measuring (a long key would cost its length times each name's).
+        .filter(|c| c.chars().count().abs_diff(length) <= 2)
+        .map(|c| (strsim::levenshtein(&lower, &c.to_lowercase()), *c))
+        .filter(|(d, _)| *d <= 2 && *d < length)
         .min_by_key(|(d, _)| *d);
     if let Some((_, best)) = by_distance {
         return Some(best);
@@ -413,60 +447,26 @@ fn closest<'a>(typo: &str, candidates: &[&'a str]) -> Option<&'a str> {
         .copied()
 }
 
-/// Levenshtein edit distance (insert, delete, substitute), by characters.
-fn levenshtein(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let above = row[j + 1];
-            row[j + 1] = if ca == *cb {
-                diagonal
-            } else {
-                1 + diagonal.min(above).min(row[j])
-            };
-            diagonal = above;
-        }
-    }
-    row[b.len()]
-}
-
 /// The section whose mapping has a key named `key`, if any. The key lists
-/// come from serde itself: a probe key makes each section's deserializer
-/// list the fields it knows.
+/// are the sections' own: serde's derive lists them for each type
+/// ([`fields_of`]).
 fn section_of(key: &str) -> Option<&'static str> {
-    fn fields<T: serde::de::DeserializeOwned>() -> String {
-        match serde_yaml::from_str::<T>("__probe__: 0") {
-            Ok(_) => String::new(),
-            Err(error) => error.to_string(),
-        }
-    }
     let sections = [
-        ("hardware", fields::<HardwareSection>()),
-        ("noise", fields::<Noise>()),
-        ("cross_platform", fields::<CrossPlatform>()),
-        ("new_ops", fields::<NewOps>()),
-        ("replay", fields::<Replay>()),
+        ("hardware", fields_of::<HardwareSection>()),
+        ("noise", fields_of::<Noise>()),
+        ("cross_platform", fields_of::<CrossPlatform>()),
+        ("new_ops", fields_of::<NewOps>()),
+        ("replay", fields_of::<Replay>()),
     ];
     sections
         .into_iter()
-        .find(|(_, list)| backticked(list).contains(&key))
+        .find(|(_, fields)| fields.contains(&key))
         .map(|(section, _)| section)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn levenshtein_distances() {
-        assert_eq!(levenshtein("thresold", "threshold"), 1);
-        assert_eq!(levenshtein("", "abc"), 3);
-        assert_eq!(levenshtein("kitten", "sitting"), 3);
-        assert_eq!(levenshtein("same", "same"), 0);
-    }
 
     #[test]
     fn closest_prefers_distance_then_prefix() {
@@ -476,14 +476,32 @@ mod tests {
         assert_eq!(closest("min_time_us_x", &fields), Some("min_time_us"));
         assert_eq!(closest("bogus", &fields), None);
         assert_eq!(closest("mi", &fields), None);
+        assert_eq!(closest(&"x".repeat(100_000), &fields), None);
     }
 
     #[test]
-    fn locate_finds_values_outside_comments() {
-        let text =
-            "# baseline: H100\nhardware:\n  baseline: H100 # note\n  candidate: \"MI300X\"\n";
-        assert_eq!(locate(text, "baseline", "H100"), Some((3, 13)));
-        assert_eq!(locate(text, "candidate", "MI300X"), Some((4, 15)));
-        assert_eq!(locate(text, "candidate", "B200"), None);
+    fn sections_list_the_fields_of_their_types() {
+        assert_eq!(
+            fields_of::<Noise>(),
+            [
+                "confidence",
+                "min_effect_percent",
+                "min_impact_percent",
+                "noise_floor_percent",
+                "min_time_us",
+                "resamples",
+                "seed",
+                "false_discovery_rate"
+            ]
+        );
+        assert_eq!(
+            fields_of::<HardwareSection>(),
+            ["baseline", "candidate", "file"]
+        );
+        assert_eq!(section_of("confidence"), Some("noise"));
+        assert_eq!(section_of("slack_percent"), Some("cross_platform"));
+        assert_eq!(section_of("max_packages"), Some("replay"));
+        assert_eq!(section_of("candidate"), Some("hardware"));
+        assert_eq!(section_of("bogus"), None);
     }
 }

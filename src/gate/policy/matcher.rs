@@ -13,15 +13,21 @@
 //! Regexes are unanchored (`re:mm` matches `aten::addmm`); write `^…$` for a
 //! whole-name match. Globs and exact names match the whole string. An op
 //! without a module path never matches a rule that names a `module`.
+//!
+//! Patterns are bounded (`limits.rs`): their length, the nesting of a
+//! glob's `{…}`, and the compiled size of every regex, a glob's included;
+//! a glob's regex is compiled under those limits before globset compiles
+//! it, because globset panics on a regex it cannot build.
 
 use std::fmt;
 
 use globset::{GlobBuilder, GlobMatcher};
-use regex::Regex;
+use regex::{Regex, RegexBuilder};
 use serde::Deserialize;
 use serde::de::Deserializer;
 
 use super::de::{Validate, category, checked_map, checked_str};
+use super::limits::{MAX_GLOB_BRACES, MAX_PATTERN_CHARS, MAX_REGEX_BYTES};
 use crate::analysis::ops::category::Category;
 
 /// One compiled string pattern.
@@ -76,6 +82,7 @@ impl Pattern {
     /// where `*` is any text and `?` one character, compared with spaces
     /// removed and square brackets read as parentheses on both sides.
     pub fn shape(text: &str) -> Result<Pattern, String> {
+        check_length(text)?;
         if let Some(regex) = text.strip_prefix("re:") {
             return compile_regex(regex);
         }
@@ -92,11 +99,12 @@ impl Pattern {
             }
         }
         source.push('$');
-        let regex = Regex::new(&source).map_err(|error| error.to_string())?;
+        let regex = bounded_regex(&source).map_err(|error| one_line(&error.to_string()))?;
         Ok(Pattern::Shape(normalised, regex))
     }
 
     fn with_glob(text: &str, literal_separator: bool) -> Result<Pattern, String> {
+        check_length(text)?;
         if let Some(regex) = text.strip_prefix("re:") {
             return compile_regex(regex);
         }
@@ -106,10 +114,25 @@ impl Pattern {
         if !text.contains(GLOB_CHARS) {
             return Ok(Pattern::Exact(text.to_string()));
         }
+        let braces = brace_depth(text);
+        if braces > MAX_GLOB_BRACES {
+            return Err(format!(
+                "invalid glob: `{{…}}` nested {braces} deep; a glob may nest them at most \
+                 {MAX_GLOB_BRACES} deep"
+            ));
+        }
         let glob = GlobBuilder::new(text)
             .literal_separator(literal_separator)
             .build()
             .map_err(|error| format!("invalid glob: {}", error.kind()))?;
+        // Globset's own compilation panics where the regex cannot be built;
+        // build it first under tighter limits than globset's.
+        regex::bytes::RegexBuilder::new(glob.regex())
+            .size_limit(MAX_REGEX_BYTES)
+            .dfa_size_limit(MAX_REGEX_BYTES)
+            .nest_limit(REGEX_NEST_LIMIT)
+            .build()
+            .map_err(|error| format!("invalid glob: {}", one_line(&error.to_string())))?;
         Ok(Pattern::Glob(glob.compile_matcher(), text.to_string()))
     }
 
@@ -124,11 +147,53 @@ impl Pattern {
     }
 }
 
+/// The deepest nesting of groups in a compiled regex (the regex crate's
+/// default is 250; globset compiles with the default).
+const REGEX_NEST_LIMIT: u32 = 100;
+
+/// A pattern no longer than [`MAX_PATTERN_CHARS`].
+fn check_length(text: &str) -> Result<(), String> {
+    let length = text.chars().count();
+    if length > MAX_PATTERN_CHARS {
+        return Err(format!(
+            "the pattern is {length} characters long; a pattern may have at most \
+             {MAX_PATTERN_CHARS}"
+        ));
+    }
+    Ok(())
+}
+
+/// How deep a glob nests `{…}` (escaped braces counted too: the bound only
+/// needs to be safe).
+fn brace_depth(glob: &str) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    for c in glob.chars() {
+        match c {
+            '{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            '}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// A regex compiled under [`MAX_REGEX_BYTES`] and [`REGEX_NEST_LIMIT`].
+fn bounded_regex(source: &str) -> Result<Regex, regex::Error> {
+    RegexBuilder::new(source)
+        .size_limit(MAX_REGEX_BYTES)
+        .dfa_size_limit(MAX_REGEX_BYTES)
+        .nest_limit(REGEX_NEST_LIMIT)
+        .build()
+}
+
 fn compile_regex(source: &str) -> Result<Pattern, String> {
     if source.is_empty() {
         return Err("empty regex after `re:`".to_string());
     }
-    Regex::new(source)
+    bounded_regex(source)
         .map(Pattern::Regex)
         .map_err(|error| format!("invalid regex: {}", one_line(&error.to_string())))
 }
@@ -229,6 +294,13 @@ impl Validate for OpMatcher {
     const EXPECTING: &'static str = "an op match (name, category, shape or module)";
     fn validate(&self) -> Result<(), String> {
         Ok(())
+    }
+    fn patterns(&self) -> usize {
+        [&self.name, &self.shape, &self.module]
+            .into_iter()
+            .flatten()
+            .filter(|pattern| !matches!(pattern, Pattern::Exact(_)))
+            .count()
     }
 }
 

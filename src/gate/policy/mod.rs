@@ -9,10 +9,13 @@
 //! documents every key.
 //!
 //! Files: `model.rs` holds the model; `load.rs` parsing, the built-in
-//! default, hardware resolution and error wording; `de.rs` the checks made
-//! while deserializing (so errors point at the value); `matcher.rs` op
-//! matching; `summary.rs` what `policy check` prints. This one names the
-//! public items and the `policy` subcommands' entry points.
+//! default, hardware resolution and error wording; `limits.rs` the bounds
+//! on what a policy may ask for and the look at its text before parsing;
+//! `de.rs` the checks made while deserializing (so errors point at the
+//! value); `probe.rs` field names and value positions asked of serde and
+//! the parser; `matcher.rs` op matching; `summary.rs` what `policy check`
+//! prints. This one names the public items and the `policy` subcommands'
+//! entry points.
 //!
 //! The judge reads a [`Policy`] as plain data: severities per rule, noise
 //! settings ([`Noise::threshold_percent`] combines them), the resolved
@@ -20,13 +23,19 @@
 //! mappings.
 
 mod de;
+mod limits;
 mod load;
 mod matcher;
 mod model;
+mod probe;
 mod summary;
 
 use std::path::Path;
 
+pub use limits::{
+    MAX_ALIASES, MAX_DEPTH, MAX_GLOB_BRACES, MAX_LIST, MAX_LIST_PATTERNS, MAX_PATTERN_CHARS,
+    MAX_POLICY_BYTES, MAX_REGEX_BYTES, MAX_REPLAY_PACKAGES,
+};
 pub use load::PolicyError;
 pub use matcher::{OpMatcher, Pattern};
 pub use model::{
@@ -47,5 +56,7 @@ pub fn check_file(path: &Path) -> Result<Summary, PolicyError> {
     Policy::load(path).map(|policy| policy.summary())
 }
 
+#[cfg(test)]
+mod fuzz;
 #[cfg(test)]
 mod tests;

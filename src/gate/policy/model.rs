@@ -166,7 +166,8 @@ pub struct Noise {
     /// judged for regressions, improvements or ratios.
     #[serde(deserialize_with = "de::non_negative")]
     pub min_time_us: f64,
-    /// Bootstrap resamples per row (at least 100).
+    /// Bootstrap resamples per row (100 to
+    /// [`MAX_RESAMPLES`](crate::gate::stats::MAX_RESAMPLES)).
     #[serde(deserialize_with = "de::resamples")]
     pub resamples: u32,
     /// Seed of the bootstrap's random numbers (same seed, same verdict).
@@ -325,6 +326,9 @@ pub struct RatioRule {
 
 impl Validate for RatioRule {
     const EXPECTING: &'static str = "a ratio rule (match, and expected, ratio or slack_percent)";
+    fn patterns(&self) -> usize {
+        self.matcher.patterns()
+    }
     fn validate(&self) -> Result<(), String> {
         if self.expected.is_some() && self.ratio.is_some() {
             return Err("give `expected` or `ratio`, not both".to_string());
@@ -470,6 +474,9 @@ pub struct Budget {
 
 impl Validate for Budget {
     const EXPECTING: &'static str = "a budget (match, and at least one limit)";
+    fn patterns(&self) -> usize {
+        self.matcher.patterns()
+    }
     fn validate(&self) -> Result<(), String> {
         if self.max_time_per_step_us.is_none()
             && self.max_share_percent.is_none()
@@ -532,8 +539,11 @@ impl Default for MissingOps {
 #[serde(deny_unknown_fields, default)]
 pub struct Replay {
     /// Findings of these severities get a package.
+    #[serde(deserialize_with = "de::bounded_list")]
     pub severities: Vec<Severity>,
-    /// At most this many packages per check, highest priority first.
+    /// At most this many packages per check, highest priority first (at
+    /// most [`MAX_REPLAY_PACKAGES`](super::limits::MAX_REPLAY_PACKAGES)).
+    #[serde(deserialize_with = "de::replay_packages")]
     pub max_packages: usize,
     /// Only ops whose argument schema tracegate knows how to rebuild.
     pub only_known_schema: bool,

@@ -4,6 +4,7 @@
 use std::fmt;
 
 use super::model::{EfficiencyRule, Policy, TimelineRule};
+use crate::gate::echo;
 
 impl Policy {
     /// A short description, one line per area.
@@ -123,10 +124,18 @@ pub struct Summary {
 }
 
 impl fmt::Display for Summary {
+    /// The lines, each escaped and cut ([`echo`]): the description, file
+    /// names and hardware names come from files and must not add lines
+    /// (or workflow commands) of their own.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "{}: valid policy, version {}", self.label, self.version)?;
+        writeln!(
+            f,
+            "{}: valid policy, version {}",
+            echo::label(&self.label),
+            self.version
+        )?;
         for line in &self.lines {
-            writeln!(f, "  {line}")?;
+            writeln!(f, "  {}", echo::echo(line, echo::MAX_MESSAGE_CHARS))?;
         }
         Ok(())
     }

@@ -322,7 +322,7 @@ fn hardware_resolves_at_load_time() {
     );
     assert_eq!(
         error("version: 1\nhardware:\n  baseline: \"hbm=3,bf16=x\"\n"),
-        "policy.yaml:3:14: hardware.baseline: hardware spec `hbm=3,bf16=x`: key `bf16`: `x` is not a number"
+        "policy.yaml:3:13: hardware.baseline: hardware spec `hbm=3,bf16=x`: key `bf16`: `x` is not a number"
     );
     assert!(
         error("version: 1\nhardware:\n  baseline: ''\n")
@@ -476,4 +476,242 @@ fn check_file_summarises() {
         cross.contains("25% slack, warn, 3 ratio rules\n"),
         "{cross}"
     );
+}
+
+// ------------------------------------------------ hostile policies (fuzzing)
+
+#[test]
+fn resamples_of_1e8_are_refused_at_load() {
+    assert_eq!(
+        error("version: 1\nnoise:\n  resamples: 100000000\n"),
+        "policy.yaml:3:14: noise.resamples: must be at most 20000 (every row keeps its resamples: \
+         more cost time and memory for nothing), not 100000000"
+    );
+    let message = error("version: 1\nnoise:\n  resamples: 1e8\n");
+    assert_eq!(
+        message,
+        "policy.yaml:3:14: noise.resamples: invalid type: floating point `100000000.0`, \
+         expected a whole number of resamples from 100 to 20000"
+    );
+    // The wording names the bound the statistics keep.
+    assert!(message.contains(&crate::gate::stats::MAX_RESAMPLES.to_string()));
+    let policy = Policy::from_yaml("version: 1\nnoise:\n  resamples: 20000\n", "p.yaml").unwrap();
+    assert_eq!(policy.noise.resamples, 20_000);
+}
+
+#[test]
+fn work_sizing_knobs_and_lists_are_bounded() {
+    assert_eq!(
+        error("version: 1\nreplay:\n  max_packages: 1001\n"),
+        "policy.yaml:3:17: replay.max_packages: must be at most 1000 (a package per finding), not 1001"
+    );
+    let entries: String = (0..=MAX_LIST)
+        .map(|i| format!("  - name: op{i}\n"))
+        .collect();
+    assert_eq!(
+        error(&format!("version: 1\nignore:\n{entries}")),
+        "policy.yaml:3:3: ignore: more than 1000 entries; a list may have at most 1000"
+    );
+    let severities = vec!["info"; MAX_LIST + 1].join(", ");
+    assert!(
+        error(&format!(
+            "version: 1\nreplay:\n  severities: [{severities}]\n"
+        ))
+        .starts_with("policy.yaml:3:15: replay.severities: more than 1000 entries")
+    );
+}
+
+#[test]
+fn glob_with_nested_braces_is_an_error_not_a_panic() {
+    let nested = |depth: usize| {
+        let mut glob = String::from("c");
+        for _ in 0..depth {
+            glob = format!("{{a,{glob}}}");
+        }
+        glob
+    };
+    assert!(Pattern::name(&nested(MAX_GLOB_BRACES)).is_ok());
+    assert_eq!(
+        error(&format!(
+            "version: 1\nignore:\n  - name: \"{}\"\n",
+            nested(200)
+        )),
+        "policy.yaml:3:11: ignore[0].name: invalid glob: `{…}` nested 200 deep; a glob may nest \
+         them at most 8 deep"
+    );
+    assert!(
+        Pattern::module(&nested(MAX_GLOB_BRACES + 1))
+            .unwrap_err()
+            .contains("nested 9 deep")
+    );
+    // Whatever fits the length limit compiles or is an error: never a panic.
+    for glob in [
+        format!("{}*", "{a,b,c,d,e,f,g,h}".repeat(58)),
+        format!("{}x", "[!a]*?".repeat(160)),
+        "**/".repeat(330),
+    ] {
+        let _ = Pattern::name(&glob);
+        let _ = Pattern::module(&glob);
+    }
+}
+
+#[test]
+fn patterns_and_regexes_are_bounded() {
+    let long = "a".repeat(MAX_PATTERN_CHARS + 1);
+    assert_eq!(
+        Pattern::name(&long).unwrap_err(),
+        "the pattern is 1001 characters long; a pattern may have at most 1000"
+    );
+    assert!(Pattern::shape(&long).is_err());
+    let deep = format!("re:{}a{}", "(".repeat(300), ")".repeat(300));
+    assert!(
+        Pattern::name(&deep)
+            .unwrap_err()
+            .starts_with("invalid regex: "),
+        "nest limit"
+    );
+    let large = Pattern::name(r"re:(\w{100}){100}").unwrap_err();
+    assert!(
+        large.contains("exceeds size limit of 524288 bytes"),
+        "{large}"
+    );
+}
+
+#[test]
+fn a_thousand_large_regexes_are_refused_at_the_hundred_and_first() {
+    let entries: String = (0..1000)
+        .map(|i| format!("  - name: \"re:\\\\w{{8}}x{i}\"\n"))
+        .collect();
+    let started = std::time::Instant::now();
+    assert_eq!(
+        error(&format!("version: 1\nignore:\n{entries}")),
+        "policy.yaml:103:5: ignore[100]: more than 100 regexes, globs and shape patterns in this \
+         list, the limit for one list"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    // Exact names are not compiled: a long list of them is fine.
+    let names: String = (0..MAX_LIST)
+        .map(|i| format!("  - name: op{i}\n"))
+        .collect();
+    assert!(Policy::from_yaml(&format!("version: 1\nignore:\n{names}"), "p.yaml").is_ok());
+}
+
+#[test]
+fn yaml_nested_100000_levels_is_refused_before_parsing() {
+    let started = std::time::Instant::now();
+    for text in [
+        format!("version: 1\nignore: {}\n", "[".repeat(100_000)),
+        format!("version: 1\nignore: {}\n", "{a: ".repeat(100_000)),
+        format!("version: 1\nignore:\n{}x\n", "- ".repeat(100_000)),
+    ] {
+        let message = error(&text);
+        assert!(
+            message.contains(": nested more than 32 levels deep"),
+            "{message}"
+        );
+    }
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+}
+
+#[test]
+fn billion_laughs_is_refused_before_parsing() {
+    let mut text = String::from("version: 1\ndescription: &a0 lol\n");
+    for level in 1..10 {
+        let aliases = vec![format!("*a{}", level - 1); 10].join(", ");
+        text.push_str(&format!("x{level}: &a{level} [{aliases}]\n"));
+    }
+    assert_eq!(
+        error(&text),
+        "policy.yaml:9:30: more than 64 aliases (`*name`): the limit for a policy, which bounds \
+         how far aliases can expand"
+    );
+}
+
+#[test]
+fn oversized_policy_file_is_refused_unread() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.yaml");
+    let text = format!("version: 1\n#{}\n", "x".repeat(MAX_POLICY_BYTES));
+    std::fs::write(&path, text).unwrap();
+    let message = Policy::load(&path).unwrap_err().to_string();
+    assert!(
+        message.ends_with(
+            "big.yaml: the file is larger than 1048576 bytes (1 MiB), the limit for a policy"
+        ),
+        "{message}"
+    );
+}
+
+#[test]
+fn errors_echo_no_control_characters_and_stay_short() {
+    // As YAML writes it in double quotes: a newline and an escape.
+    let injected = r"a\n::error title=injected::boom\e[2J";
+    for text in [
+        format!("version: 1\n\"{}\": 1\n", injected),
+        format!("version: 1\nregression:\n  severity: \"{}\"\n", injected),
+        format!("version: 1\nhardware:\n  baseline: \"{}\"\n", injected),
+        format!("version: 1\nignore:\n  - category: \"{injected}\"\n"),
+        format!(
+            "version: 1\nnoise:\n  \"{}{}\": 1\n",
+            injected,
+            "x".repeat(100_000)
+        ),
+    ] {
+        let message = error(&text);
+        assert!(!message.chars().any(char::is_control), "{message:?}");
+        assert!(
+            message.contains("::error title=injected::boom"),
+            "{message}"
+        );
+        assert!(message.chars().count() <= 2100, "{}", message.len());
+    }
+    // Labels (file names) too.
+    let message = Policy::from_yaml("version: 2\n", "p\n::warning::x.yaml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.starts_with("p\\n::warning::x.yaml:1:10: version:"),
+        "{message}"
+    );
+}
+
+#[test]
+fn summary_lines_echo_no_control_characters() {
+    let policy = Policy::from_yaml(
+        "version: 1\ndescription: \"first\\n::error title=injected::boom\"\n",
+        "p.yaml",
+    )
+    .unwrap();
+    let text = policy.summary().to_string();
+    assert!(
+        text.contains("  first\\n::error title=injected::boom\n"),
+        "{text}"
+    );
+    assert!(text.lines().all(|line| !line.starts_with("::")), "{text}");
+}
+
+#[test]
+fn hardware_file_is_held_to_the_policy_bounds() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("gpus.yaml"),
+        format!("gpus: {}\n", "[".repeat(100_000)),
+    )
+    .unwrap();
+    let path = dir.path().join("policy.yaml");
+    std::fs::write(&path, "version: 1\nhardware:\n  file: gpus.yaml\n").unwrap();
+    let message = Policy::load(&path).unwrap_err().to_string();
+    assert!(message.contains(":3:9: hardware.file: "), "{message}");
+    assert!(
+        message.contains("gpus.yaml:1:37: nested more than 32 levels deep"),
+        "{message}"
+    );
+    if cfg!(unix) {
+        std::fs::write(&path, "version: 1\nhardware:\n  file: /dev/zero\n").unwrap();
+        let message = Policy::load(&path).unwrap_err().to_string();
+        assert!(
+            message.ends_with("hardware.file: /dev/zero: the file is larger than 1048576 bytes (1 MiB), the limit for a policy"),
+            "{message}"
+        );
+    }
 }

@@ -6,6 +6,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use super::bounds;
 use crate::analysis::hardware::{Catalog, Hardware};
 use crate::analysis::ops::category::Category;
 use crate::analysis::ops::stats::Stats;
@@ -18,9 +19,6 @@ pub const SNAPSHOT_FORMAT: &str = "tracegate-snapshot";
 
 /// The snapshot version this tracegate writes (and the major it reads).
 pub const SNAPSHOT_VERSION: SnapshotVersion = SnapshotVersion { major: 1, minor: 0 };
-
-/// At most this many per-invocation samples are kept per op row.
-pub const MAX_SAMPLES: usize = 64;
 
 /// A snapshot format version.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -56,10 +54,10 @@ pub struct Snapshot {
     /// GPU timeline over linked GPU work, µs.
     pub timeline: Breakdown,
     /// One entry per `ProfilerStep#N`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "bounds::steps")]
     pub steps: Vec<StepSnapshot>,
     /// Op rows, most direct kernel time first.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "bounds::ops")]
     pub ops: Vec<OpSnapshot>,
     /// Kernels shorter than [`crate::analysis::profile::SHORT_KERNEL_US`].
     #[serde(default)]
@@ -77,10 +75,12 @@ pub struct Snapshot {
 #[serde(default)]
 pub struct Fingerprint {
     /// GPU names from `deviceProperties`, with how many of each.
+    #[serde(deserialize_with = "bounds::devices")]
     pub gpus: Vec<GpuCount>,
     /// Devices in `deviceProperties`.
     pub gpu_count: u64,
     /// Devices that ran GPU work in the trace.
+    #[serde(deserialize_with = "bounds::devices")]
     pub active_devices: Vec<i64>,
     /// Catalog hardware the analysis used (`H100 SXM`), when known.
     pub hardware: Option<String>,
@@ -229,15 +229,16 @@ pub struct OpSnapshot {
     pub module_path: Option<String>,
     /// Direct kernel time per invocation, µs, over every invocation.
     pub direct: Stats,
-    /// Up to [`MAX_SAMPLES`] per-invocation direct kernel times, µs, evenly
-    /// spaced over the invocations in host-time order (all of them when
-    /// there are no more than that).
+    /// Up to [`MAX_SAMPLES`](super::MAX_SAMPLES) per-invocation direct
+    /// kernel times, µs, evenly spaced over the invocations in host-time
+    /// order (all of them when there are no more than that).
+    #[serde(deserialize_with = "bounds::samples")]
     pub samples_us: Vec<f64>,
     /// Direct kernel time per profiler step: `(step number, µs)`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "bounds::steps")]
     pub step_us: Vec<(u64, f64)>,
     /// Kernel names launched by the earliest invocation, in order.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "bounds::kernels")]
     pub kernel_sequence: Vec<String>,
     /// FLOPs and bytes of one invocation, when a perf model covers the op.
     #[serde(default)]

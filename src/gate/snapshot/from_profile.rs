@@ -1,16 +1,23 @@
 //! Building a snapshot from an analysed profile: the fingerprint from the
 //! environment, the timeline and steps, and the op rows merged by key with a
-//! bounded, evenly spaced sample of invocation times.
+//! bounded, evenly spaced sample of invocation times. Everything written
+//! keeps the bounds the reader checks (`bounds.rs`): a broken or enormous
+//! trace gives a snapshot that can be read back, with lists cut at their
+//! limits and impossible times stored as 0.
 
 use std::path::Path;
 
+use super::bounds::{
+    MAX_DEVICES, MAX_KERNELS, MAX_OPS, MAX_SAMPLES, MAX_STEPS, stored_breakdown, stored_count,
+    stored_stats, stored_string, stored_time,
+};
 use super::format::{
-    AnomalyCounts, Fingerprint, GpuCount, IdleCounts, MAX_SAMPLES, OpKey, OpSnapshot,
-    SNAPSHOT_FORMAT, SNAPSHOT_VERSION, ShortKernelCounts, Snapshot, StepSnapshot,
+    AnomalyCounts, Fingerprint, GpuCount, IdleCounts, OpKey, OpSnapshot, SNAPSHOT_FORMAT,
+    SNAPSHOT_VERSION, ShortKernelCounts, Snapshot, StepSnapshot,
 };
 use super::source::workload_name;
 use crate::analysis::ops::stats::Stats;
-use crate::analysis::profile::{Profile, UniqueArgs};
+use crate::analysis::profile::{OpModel, Profile, UniqueArgs};
 
 impl Snapshot {
     /// The snapshot of an analysed trace. `trace_sha256` and `trace_bytes`
@@ -21,31 +28,37 @@ impl Snapshot {
         let environment = &profile.environment;
         let mut gpus: Vec<GpuCount> = Vec::new();
         for device in &environment.devices {
-            match gpus.iter_mut().find(|g| g.name == device.name) {
+            let name = stored_string(&device.name);
+            let full = gpus.len() >= MAX_DEVICES;
+            match gpus.iter_mut().find(|g| g.name == name) {
                 Some(entry) => entry.count += 1,
-                None => gpus.push(GpuCount {
-                    name: device.name.clone(),
-                    count: 1,
-                }),
+                None if !full => gpus.push(GpuCount { name, count: 1 }),
+                None => {}
             }
         }
+        let text = |value: &Option<String>| value.as_deref().map(stored_string);
         let fingerprint = Fingerprint {
             gpus,
             gpu_count: environment.devices.len() as u64,
-            active_devices: environment.active_devices.clone(),
-            hardware: profile.hardware.name.clone(),
-            hardware_how: profile.hardware.how.clone(),
-            platform: environment.platform.clone(),
-            cuda_runtime_version: environment.cuda_runtime_version.clone(),
-            cuda_driver_version: environment.cuda_driver_version.clone(),
-            hip_runtime_version: environment.hip_runtime_version.clone(),
-            hip_driver_version: environment.hip_driver_version.clone(),
-            tracer_version: environment.tracer_version.clone(),
+            active_devices: environment
+                .active_devices
+                .iter()
+                .take(MAX_DEVICES)
+                .copied()
+                .collect(),
+            hardware: text(&profile.hardware.name),
+            hardware_how: stored_string(&profile.hardware.how),
+            platform: text(&environment.platform),
+            cuda_runtime_version: text(&environment.cuda_runtime_version),
+            cuda_driver_version: text(&environment.cuda_driver_version),
+            hip_runtime_version: text(&environment.hip_runtime_version),
+            hip_driver_version: text(&environment.hip_driver_version),
+            tracer_version: text(&environment.tracer_version),
             pytorch_version: None,
             rank: environment.rank,
             world_size: environment.world_size,
-            distributed_backend: environment.distributed_backend.clone(),
-            trace_sha256,
+            distributed_backend: text(&environment.distributed_backend),
+            trace_sha256: stored_string(&trace_sha256),
             trace_bytes,
             trace_json_bytes: profile.source.json_bytes,
         };
@@ -54,28 +67,29 @@ impl Snapshot {
             format: SNAPSHOT_FORMAT.to_string(),
             version: SNAPSHOT_VERSION,
             tracegate_version: env!("CARGO_PKG_VERSION").to_string(),
-            workload: workload_name(Path::new(&profile.source.path)),
+            workload: stored_string(&workload_name(Path::new(&profile.source.path))),
             fingerprint,
             has_gpu_activity: profile.has_gpu_activity,
-            timeline: profile.timeline,
+            timeline: stored_breakdown(&profile.timeline),
             steps: profile
                 .steps
                 .iter()
+                .take(MAX_STEPS)
                 .map(|step| StepSnapshot {
                     number: step.number,
-                    host_duration_us: step.host_duration_us,
-                    timeline: step.timeline,
-                    kernel_time_us: step.kernel_time_us,
+                    host_duration_us: stored_time(step.host_duration_us),
+                    timeline: stored_breakdown(&step.timeline),
+                    kernel_time_us: stored_time(step.kernel_time_us),
                 })
                 .collect(),
             ops: op_rows(&profile.unique_args),
             short_kernels: ShortKernelCounts {
                 count: profile.short_kernel_histogram.iter().map(|b| b.count).sum(),
-                time_us: profile.short_kernel_time_us,
+                time_us: stored_time(profile.short_kernel_time_us),
             },
             idle: IdleCounts {
-                host_wait_us: profile.idle.host_wait_us,
-                kernel_wait_us: profile.idle.kernel_wait_us,
+                host_wait_us: stored_time(profile.idle.host_wait_us),
+                kernel_wait_us: stored_time(profile.idle.kernel_wait_us),
             },
             anomalies: AnomalyCounts {
                 negative_durations: anomalies.negative_durations,
@@ -102,10 +116,14 @@ pub fn spaced_sample(values: &[f64], limit: usize) -> Vec<f64> {
 /// The profile's unique-args rows as snapshot rows, merging rows that share
 /// an [`OpKey`] (they differ only in process or thread): samples are
 /// concatenated, step sums added, statistics recomputed; the first row
-/// (most time) gives the category, module path, kernels and model.
+/// (most time) gives the category, module path, kernels and model. At most
+/// [`MAX_OPS`] rows (the first, with the most time), [`MAX_STEPS`] step
+/// sums and [`MAX_KERNELS`] kernel names per row are kept; keys are made of
+/// the stored (bounded) strings, so the rows stay one per key.
 fn op_rows(rows: &[UniqueArgs]) -> Vec<OpSnapshot> {
     /// A row with the samples and step sums of the rows merged into it.
     struct Merged<'a> {
+        key: OpKey,
         first: &'a UniqueArgs,
         samples: Vec<f64>,
         step_us: Vec<(u64, f64)>,
@@ -115,11 +133,11 @@ fn op_rows(rows: &[UniqueArgs]) -> Vec<OpSnapshot> {
     let mut rows_out: Vec<Merged> = Vec::new();
     for row in rows {
         let key = OpKey {
-            name: row.name.clone(),
-            input_dims: row.input_dims.clone(),
-            input_type: row.input_type.clone(),
-            input_strides: row.input_strides.clone(),
-            concrete_inputs: row.concrete_inputs.clone(),
+            name: stored_string(&row.name),
+            input_dims: stored_string(&row.input_dims),
+            input_type: stored_string(&row.input_type),
+            input_strides: stored_string(&row.input_strides),
+            concrete_inputs: stored_string(&row.concrete_inputs),
         };
         match index.get(&key) {
             Some(&slot) => {
@@ -134,38 +152,59 @@ fn op_rows(rows: &[UniqueArgs]) -> Vec<OpSnapshot> {
                 entry.step_us.sort_by_key(|(step, _)| *step);
                 entry.merged = true;
             }
-            None => {
-                index.insert(key, rows_out.len());
+            None if rows_out.len() < MAX_OPS => {
                 rows_out.push(Merged {
+                    key: key.clone(),
                     first: row,
                     samples: row.samples_us.clone(),
                     step_us: row.step_us.clone(),
                     merged: false,
                 });
+                index.insert(key, rows_out.len() - 1);
             }
+            None => {}
         }
     }
     rows_out
         .into_iter()
         .map(|entry| {
             let row = entry.first;
+            let mut step_us = entry.step_us;
+            step_us.truncate(MAX_STEPS);
+            let samples: Vec<f64> = spaced_sample(&entry.samples, MAX_SAMPLES)
+                .into_iter()
+                .map(stored_time)
+                .collect();
             OpSnapshot {
-                name: row.name.clone(),
-                input_dims: row.input_dims.clone(),
-                input_type: row.input_type.clone(),
-                input_strides: row.input_strides.clone(),
-                concrete_inputs: row.concrete_inputs.clone(),
+                name: entry.key.name,
+                input_dims: entry.key.input_dims,
+                input_type: entry.key.input_type,
+                input_strides: entry.key.input_strides,
+                concrete_inputs: entry.key.concrete_inputs,
                 category: row.category,
-                module_path: row.module_path.clone(),
-                direct: if entry.merged {
+                module_path: row.module_path.as_deref().map(stored_string),
+                direct: stored_stats(&if entry.merged {
                     Stats::of(&entry.samples)
                 } else {
                     row.direct
-                },
-                samples_us: spaced_sample(&entry.samples, MAX_SAMPLES),
-                step_us: entry.step_us,
-                kernel_sequence: row.kernel_sequence.clone(),
-                model: row.model.clone(),
+                }),
+                samples_us: samples,
+                step_us: step_us
+                    .into_iter()
+                    .map(|(step, us)| (step, stored_time(us)))
+                    .collect(),
+                kernel_sequence: row
+                    .kernel_sequence
+                    .iter()
+                    .take(MAX_KERNELS)
+                    .map(|kernel| stored_string(kernel))
+                    .collect(),
+                model: row.model.as_ref().map(|model| OpModel {
+                    family: stored_string(&model.family),
+                    flops: stored_count(model.flops),
+                    bytes: stored_count(model.bytes),
+                    compute_spec: model.compute_spec,
+                }),
             }
         })
         .collect()

@@ -1,6 +1,7 @@
 //! Writing and reading snapshot files: deterministic gzip JSON out; gzip or
-//! plain JSON in, with the format and major version checked first and every
-//! error naming the file; and sniffing whether a file is a snapshot at all.
+//! plain JSON in, with the format and major version checked first, the
+//! content held to the bounds of `bounds.rs`, and every error naming the
+//! file and the field; and sniffing whether a file is a snapshot at all.
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::Path;
@@ -10,16 +11,20 @@ use flate2::write::GzEncoder;
 use flate2::{Compression, GzBuilder};
 use serde::Deserialize;
 
+use super::bounds::MAX_JSON_BYTES;
 use super::format::{SNAPSHOT_FORMAT, SNAPSHOT_VERSION, Snapshot, SnapshotVersion};
+use crate::gate::echo;
 
 /// How many leading bytes (after decompression) [`is_snapshot`] reads.
 pub const SNIFF_BYTES: usize = 1024;
 
-/// Why a snapshot could not be read. Every message names the file.
+/// Why a snapshot could not be read. Every message names the file and is
+/// one line: the file name and text quoted from the file are escaped and
+/// cut ([`echo`]).
 #[derive(Debug, thiserror::Error)]
 pub enum SnapshotError {
     /// The file could not be read.
-    #[error("{path}: cannot read: {source}")]
+    #[error("{}: cannot read: {source}", echo::label(path))]
     Io {
         /// The file.
         path: String,
@@ -27,7 +32,11 @@ pub enum SnapshotError {
         source: io::Error,
     },
     /// Valid JSON (or not JSON at all), but not a tracegate snapshot.
-    #[error("{path}: not a tracegate snapshot: {reason}")]
+    #[error(
+        "{}: not a tracegate snapshot: {}",
+        echo::label(path),
+        echo::message(reason)
+    )]
     NotSnapshot {
         /// The file.
         path: String,
@@ -36,8 +45,9 @@ pub enum SnapshotError {
     },
     /// A snapshot of a major version this tracegate does not read.
     #[error(
-        "{path}: snapshot format version {found} cannot be read by tracegate {tracegate} \
-         (it reads version {supported_major}.x); re-create the baseline with `tracegate snapshot`"
+        "{}: snapshot format version {found} cannot be read by tracegate {tracegate} \
+         (it reads version {supported_major}.x); re-create the baseline with `tracegate snapshot`",
+        echo::label(path)
     )]
     Incompatible {
         /// The file.
@@ -50,8 +60,8 @@ pub enum SnapshotError {
         tracegate: String,
     },
     /// A snapshot whose content is broken (bad gzip, bad JSON, a field of
-    /// the wrong type).
-    #[error("{path}: invalid snapshot: {message}")]
+    /// the wrong type) or beyond the bounds a snapshot keeps.
+    #[error("{}: invalid snapshot: {}", echo::label(path), echo::message(message))]
     Invalid {
         /// The file.
         path: String,
@@ -91,16 +101,19 @@ impl Snapshot {
     }
 
     /// Reads a snapshot from `reader`; `label` names it in errors. Gzip is
-    /// detected by its magic bytes `1f 8b`.
+    /// detected by its magic bytes `1f 8b`. At most [`MAX_JSON_BYTES`] of
+    /// JSON are read: a file that decompresses to more is refused.
     pub fn from_reader(label: &str, reader: impl Read) -> Result<Snapshot, SnapshotError> {
         let mut reader = BufReader::new(reader);
         let gzip = peek_is_gzip(&mut reader).map_err(|source| SnapshotError::Io {
             path: label.to_string(),
             source,
         })?;
+        let limit = MAX_JSON_BYTES as u64 + 1;
         let mut json = Vec::new();
         if gzip {
             MultiGzDecoder::new(reader)
+                .take(limit)
                 .read_to_end(&mut json)
                 .map_err(|error| SnapshotError::Invalid {
                     path: label.to_string(),
@@ -111,17 +124,28 @@ impl Snapshot {
                 })?;
         } else {
             reader
+                .take(limit)
                 .read_to_end(&mut json)
                 .map_err(|source| SnapshotError::Io {
                     path: label.to_string(),
                     source,
                 })?;
         }
+        if json.len() > MAX_JSON_BYTES {
+            return Err(SnapshotError::Invalid {
+                path: label.to_string(),
+                message: format!(
+                    "more than {MAX_JSON_BYTES} bytes (256 MiB) of JSON, the limit for a snapshot"
+                ),
+            });
+        }
         Snapshot::from_json_bytes(label, &json)
     }
 
     /// Parses snapshot JSON; `label` names it in errors. Checks `format`
-    /// and the major version before reading the rest.
+    /// and the major version before reading the rest, names the field of a
+    /// type error (`ops[3].samples_us[2]: invalid type: …`), and holds the
+    /// content to the bounds a snapshot keeps ([`Snapshot::check_bounds`]).
     pub fn from_json_bytes(label: &str, json: &[u8]) -> Result<Snapshot, SnapshotError> {
         #[derive(Deserialize)]
         struct Header {
@@ -166,7 +190,14 @@ impl Snapshot {
                 tracegate: env!("CARGO_PKG_VERSION").to_string(),
             });
         }
-        serde_json::from_slice(json).map_err(|error| invalid(error.to_string()))
+        let mut deserializer = serde_json::Deserializer::from_slice(json);
+        let snapshot: Snapshot = serde_path_to_error::deserialize(&mut deserializer)
+            .map_err(|error| invalid(format!("{}: {}", error.path(), error.inner())))?;
+        deserializer
+            .end()
+            .map_err(|error| invalid(format!("bad JSON: {error}")))?;
+        snapshot.check_bounds().map_err(invalid)?;
+        Ok(snapshot)
     }
 }
 

@@ -26,13 +26,20 @@
 //!
 //! # Files
 //!
-//! `format.rs` holds the stored types; `from_profile.rs` builds them from an
-//! analysed profile; `io.rs` writes and reads the gzip JSON, checks the
-//! version and sniffs files; `source.rs` names the workload and finds the
-//! PyTorch version; `sha256.rs` hashes the trace file.
+//! `format.rs` holds the stored types; `bounds.rs` what a snapshot may
+//! hold (the writer keeps it, lists are counted as they are read) and
+//! `check.rs` the reader's check of the rest; `from_profile.rs`
+//! builds them from an analysed profile; `io.rs` writes and reads the gzip
+//! JSON, checks the version and sniffs files; `source.rs` names the
+//! workload and finds the PyTorch version; `sha256.rs` hashes the trace
+//! file.
 
+mod bounds;
+mod check;
 mod format;
 mod from_profile;
+#[cfg(test)]
+mod fuzz;
 mod io;
 mod sha256;
 mod source;
@@ -40,11 +47,15 @@ mod source;
 #[allow(clippy::print_stderr)] // corpus tests say when they skip, and print sizes
 pub(crate) mod tests;
 
+pub use bounds::{
+    MAX_DEVICES, MAX_JSON_BYTES, MAX_KERNELS, MAX_MODEL_COUNT, MAX_OPS, MAX_SAMPLES, MAX_STEPS,
+    MAX_STRING_BYTES, MAX_TIME_US,
+};
 pub use format::{
-    AnomalyCounts, Fingerprint, GpuCount, IdleCounts, MAX_SAMPLES, OpKey, OpSnapshot,
-    SNAPSHOT_FORMAT, SNAPSHOT_VERSION, ShortKernelCounts, Snapshot, SnapshotVersion, StepSnapshot,
+    AnomalyCounts, Fingerprint, GpuCount, IdleCounts, OpKey, OpSnapshot, SNAPSHOT_FORMAT,
+    SNAPSHOT_VERSION, ShortKernelCounts, Snapshot, SnapshotVersion, StepSnapshot,
 };
 pub use from_profile::spaced_sample;
 pub use io::{SNIFF_BYTES, SnapshotError, is_snapshot};
-pub use sha256::{Sha256, sha256_file, sha256_hex};
+pub use sha256::{sha256_file, sha256_hex};
 pub use source::{pytorch_version, workload_name};

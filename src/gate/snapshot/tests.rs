@@ -63,17 +63,12 @@ fn sha256_test_vectors() {
         sha256_hex(b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
         "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"
     );
-    // One million 'a', fed in uneven pieces.
-    let mut hash = Sha256::new();
-    let piece = [b'a'; 999];
-    let mut left = 1_000_000;
-    while left > 0 {
-        let n = left.min(piece.len());
-        hash.update(&piece[..n]);
-        left -= n;
-    }
+    // One million 'a' (the file reader feeds it in 64 KiB pieces).
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("a.bin");
+    std::fs::write(&path, vec![b'a'; 1_000_000]).expect("write");
     assert_eq!(
-        hash.finish_hex(),
+        sha256_file(&path).expect("read").0,
         "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"
     );
 }
@@ -417,4 +412,188 @@ fn corpus_fingerprint_records_the_environment() {
     assert_eq!(fingerprint.runtime_text().as_deref(), Some("CUDA 12.4"));
     assert!(snapshot.has_gpu_activity);
     assert!(snapshot.ops.iter().any(|op| op.model.is_some()));
+}
+
+// ----------------------------------------------- hostile snapshots (fuzzing)
+
+/// The error reading `tiny_snapshot()` edited by `edit`.
+fn refused(edit: impl FnOnce(&mut serde_json::Value)) -> String {
+    Snapshot::from_json_bytes("s.json", &json_with(edit))
+        .expect_err("refused")
+        .to_string()
+}
+
+#[test]
+fn snapshot_with_2m_samples_in_a_row_is_refused_at_the_65th() {
+    let json = json_with(|v| v["ops"][0]["samples_us"] = vec![1.0; 2_000_000].into());
+    let started = std::time::Instant::now();
+    let message = Snapshot::from_json_bytes("s.json", &json)
+        .expect_err("refused")
+        .to_string();
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    assert!(
+        message.starts_with(
+            "s.json: invalid snapshot: ops[0].samples_us: more than 64 samples; a snapshot holds \
+             at most 64 (no tracegate writes more) at line 1 column "
+        ),
+        "{message}"
+    );
+    let mut snapshot = tiny_snapshot();
+    snapshot.ops[0].samples_us = vec![1.0; MAX_SAMPLES];
+    assert_eq!(snapshot.check_bounds(), Ok(()));
+    snapshot.ops[0].samples_us.push(1.0);
+    assert_eq!(
+        snapshot.check_bounds(),
+        Err(
+            "ops[0].samples_us: 65 samples; a snapshot holds at most 64 (no tracegate writes more)"
+                .to_string()
+        )
+    );
+}
+
+#[test]
+fn snapshot_with_negative_huge_or_text_times_is_refused_by_field() {
+    for (edit, expected) in [
+        (
+            Box::new(|v: &mut serde_json::Value| v["ops"][0]["direct"]["mean"] = (-5.0).into())
+                as Box<dyn FnOnce(&mut serde_json::Value)>,
+            "s.json: invalid snapshot: ops[0].direct.mean: -5 is negative; times are ≥ 0 µs",
+        ),
+        (
+            Box::new(|v| v["ops"][0]["samples_us"][1] = 1e300.into()),
+            "s.json: invalid snapshot: ops[0].samples_us[1]: 1e300 µs is more than 1e15 µs \
+             (about 31.7 years), the limit for a time",
+        ),
+        (
+            Box::new(|v| v["ops"][0]["step_us"][0][1] = (-1.0).into()),
+            "s.json: invalid snapshot: ops[0].step_us[0]: -1 is negative; times are ≥ 0 µs",
+        ),
+        (
+            Box::new(|v| v["timeline"]["idle_time"] = (-0.5).into()),
+            "s.json: invalid snapshot: timeline.idle_time: -0.5 is negative; times are ≥ 0 µs",
+        ),
+        (
+            Box::new(|v| v["idle"]["host_wait_us"] = 2e15.into()),
+            "s.json: invalid snapshot: idle.host_wait_us: 2e15 µs is more than 1e15 µs (about \
+             31.7 years), the limit for a time",
+        ),
+        (
+            Box::new(|v| v["ops"][0]["model"]["flops"] = (-1.0).into()),
+            "s.json: invalid snapshot: ops[0].model.flops: -1 is not a count from 0 to 1e30",
+        ),
+    ] {
+        assert_eq!(refused(edit), expected);
+    }
+    let message = refused(|v| v["ops"][0]["samples_us"][0] = "NaN".into());
+    assert!(
+        message.starts_with(
+            "s.json: invalid snapshot: ops[0].samples_us[0]: invalid type: string \"NaN\", \
+             expected f64 at line 1 column "
+        ),
+        "{message}"
+    );
+}
+
+#[test]
+fn snapshot_rows_lists_and_strings_are_bounded() {
+    let message = refused(|v| {
+        let row = v["ops"][0].clone();
+        v["ops"].as_array_mut().expect("ops").push(row);
+    });
+    assert_eq!(
+        message,
+        "s.json: invalid snapshot: ops[1]: the same op key (name, dims, types, strides, concrete \
+         inputs) as ops[0]; a snapshot has one row per key"
+    );
+    let message = refused(|v| {
+        v["ops"][0]["kernel_sequence"] = vec!["k"; MAX_KERNELS + 1].into();
+    });
+    assert!(
+        message.starts_with(
+            "s.json: invalid snapshot: ops[0].kernel_sequence: more than 4096 kernel names"
+        ),
+        "{message}"
+    );
+    let message = refused(|v| v["steps"] = vec![serde_json::Value::Null; MAX_STEPS + 1].into());
+    assert!(
+        message.contains(": steps[0]: invalid type: null"),
+        "{message}"
+    );
+    let mut snapshot = tiny_snapshot();
+    snapshot.ops[0].input_dims = "x".repeat(MAX_STRING_BYTES + 1);
+    assert_eq!(
+        snapshot.check_bounds(),
+        Err(format!(
+            "ops[0].input_dims: a string of {} bytes; a snapshot's strings hold at most {}",
+            MAX_STRING_BYTES + 1,
+            MAX_STRING_BYTES
+        ))
+    );
+}
+
+#[test]
+fn snapshot_errors_echo_no_control_characters() {
+    let message = refused(|v| v["ops"][0]["category"] = "x\n::error title=injected::boom".into());
+    assert!(!message.chars().any(char::is_control), "{message:?}");
+    assert!(
+        message.contains("unknown variant `x\\n::error title=injected::boom`"),
+        "{message}"
+    );
+    let message = Snapshot::from_json_bytes("a\nb.json", br#"{"format": "x\u001b[2J"}"#)
+        .expect_err("not a snapshot")
+        .to_string();
+    assert_eq!(
+        message,
+        "a\\nb.json: not a tracegate snapshot: `format` is `x\\u{1b}[2J`, expected `tracegate-snapshot`"
+    );
+}
+
+#[test]
+fn the_writer_keeps_the_bounds_the_reader_checks() {
+    let (mut profile, sha, bytes) = example_profile();
+    let row = &mut profile.unique_args[0];
+    row.samples_us = vec![-1.0, f64::NAN, f64::INFINITY, 2e15, 3.0];
+    row.direct.mean = f64::NAN;
+    row.direct.min = -2.0;
+    row.kernel_sequence = vec!["k".to_string(); MAX_KERNELS + 10];
+    row.name = "é".repeat(MAX_STRING_BYTES); // 2 bytes a character
+    row.step_us = vec![(1, -4.0)];
+    profile.timeline.idle_time = -1e-9;
+    profile.idle.host_wait_us = f64::NAN;
+    let snapshot = Snapshot::from_profile(&profile, sha, bytes);
+    assert_eq!(snapshot.check_bounds(), Ok(()));
+    let op = &snapshot.ops[0];
+    assert_eq!(op.samples_us, [0.0, 0.0, MAX_TIME_US, MAX_TIME_US, 3.0]);
+    assert_eq!(op.kernel_sequence.len(), MAX_KERNELS);
+    assert_eq!(op.name.len(), MAX_STRING_BYTES);
+    assert_eq!(snapshot.timeline.idle_time, 0.0);
+    let back = Snapshot::from_reader("back", &snapshot.to_gz_bytes()[..]).expect("reads back");
+    assert_eq!(back, snapshot);
+}
+
+/// A proptest configuration with `PROPTEST_CASES` cases when set, else
+/// `default` (a few, for CI): the gate's fuzz targets share it.
+pub(crate) fn fuzz_config(default: u32) -> proptest::test_runner::Config {
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok());
+    proptest::test_runner::Config::with_cases(cases.unwrap_or(default))
+}
+
+/// The analysed profile of `examples/baseline.json.gz`, with its SHA-256
+/// and size (the example is in the repository, so no test skips).
+pub(crate) fn example_profile() -> (Profile, String, u64) {
+    static PROFILE: OnceLock<(Profile, String, u64)> = OnceLock::new();
+    PROFILE
+        .get_or_init(|| {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("examples")
+                .join("baseline.json.gz");
+            let trace = crate::trace::load_file(&path, &mut |_| {}).expect("the example loads");
+            let tree = crate::trace::link::link(&trace);
+            let profile = crate::analysis::analyse::analyse(&trace, &tree);
+            let (sha, bytes) = sha256_file(&path).expect("the example reads");
+            (profile, sha, bytes)
+        })
+        .clone()
 }

@@ -31,6 +31,12 @@
 
 use serde::Serialize;
 
+/// The most bootstrap resamples drawn for one estimate: every estimate
+/// keeps its replicates (8 bytes each) for p-values, so this bounds the
+/// memory and time of each compared row. A policy asks for at most this
+/// many (`noise.resamples`); larger requests are cut to it.
+pub const MAX_RESAMPLES: usize = 20_000;
+
 /// SplitMix64 (Steele, Lea & Flood, "Fast splittable pseudorandom number
 /// generators", OOPSLA 2014; the constants of Vigna's reference code): a
 /// 64-bit state advanced by a Weyl sequence and mixed by a bijective
@@ -252,7 +258,8 @@ fn percentile_interval(sorted: &[f64], confidence: f64) -> Option<RatioInterval>
 /// percentile-bootstrap confidence interval, the two samples resampled
 /// independently (Efron & Tibshirani ch. 13). Deterministic for a given
 /// `seed`. With fewer than two samples on either side (or `resamples` = 0)
-/// there is no interval; with an empty side the ratio is NaN.
+/// there is no interval; with an empty side the ratio is NaN. At most
+/// [`MAX_RESAMPLES`] are drawn.
 pub fn ratio_of_medians_ci(
     baseline: &[f64],
     candidate: &[f64],
@@ -303,6 +310,7 @@ fn bootstrap(
     if baseline.len() < 2 || candidate.len() < 2 || resamples == 0 {
         return estimate;
     }
+    let resamples = resamples.min(MAX_RESAMPLES);
     let mut rng = SplitMix64::new(seed);
     let mut base = vec![0.0; baseline.len()];
     let mut cand = vec![0.0; candidate.len()];

@@ -158,3 +158,14 @@ fn row_seeds_depend_on_every_part() {
     assert_ne!(a, seed_from_parts(2, &["aten::mm", "((2, 3),)"]));
     assert_ne!(a, seed_from_parts(1, &["aten::m", "m((2, 3),)"]));
 }
+
+#[test]
+fn resamples_of_1e8_are_cut_to_the_bound() {
+    let base = spread_sample(8, 100.0);
+    let cand = spread_sample(8, 110.0);
+    let estimate = ratio_of_medians_ci(&base, &cand, 0.95, 100_000_000, 7);
+    assert_eq!(estimate.resamples, MAX_RESAMPLES);
+    assert_eq!(estimate.replicates.len(), MAX_RESAMPLES);
+    let paired = paired_ratio_of_medians_ci(&base, &cand, 0.95, MAX_RESAMPLES + 1, 7);
+    assert_eq!(paired.resamples, MAX_RESAMPLES);
+}

@@ -6,12 +6,12 @@ use serde::Serialize;
 
 use std::rc::Rc;
 
-use super::agg::{Agg, median, pairwise_sum};
+use super::agg::{Agg, pairwise_sum};
 use super::memo::{Memo, ModelKey, SharedModel, model_key};
 use super::op_tree::OpTree;
 use crate::analysis::hardware::ComputeSpec;
 use crate::analysis::ops::category::{self, Category};
-use crate::analysis::ops::stats::percent;
+use crate::analysis::ops::stats::{median, percent};
 use crate::analysis::perf_model::{Family, NoModel, OpShape, PerfModel};
 use crate::analysis::timeline::{Interval, IntervalSet};
 use crate::trace::{Sym, Trace};
@@ -268,7 +268,7 @@ fn kernel_stats(trace: &Trace, invocations: &[&Invocation]) -> Vec<KernelStats> 
                 count: durations.len() as u64,
                 total_us: total,
                 mean_us: mean,
-                median_us: median(&durations),
+                median_us: median(&durations).expect("the template's invocation"),
                 std_us: (pairwise_sum(&squares) / n).sqrt(),
                 min_us: durations.iter().copied().fold(f64::INFINITY, f64::min),
                 max_us: durations.iter().copied().fold(f64::NEG_INFINITY, f64::max),

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::analysis::gpu_work::{GpuWork, Invocations};
-use crate::analysis::ops::args::python_repr;
+use crate::analysis::ops::args::{arg_syms, python_repr};
 use crate::analysis::ops::category::{self, Category};
 use crate::analysis::ops::slots::Slots;
 use crate::analysis::ops::stats::Stats;
@@ -139,17 +139,7 @@ pub(super) type ArgsSyms = (Sym, u32, [Option<Sym>; 4]);
 /// The [`ArgsSyms`] of the op event `op`.
 pub(super) fn args_syms(trace: &Trace, op: u32) -> ArgsSyms {
     let event = &trace.events[op as usize];
-    let args = trace.op_args(event).copied().unwrap_or_default();
-    (
-        event.name,
-        event.track,
-        [
-            args.input_dims,
-            args.input_type,
-            args.input_strides,
-            args.concrete_inputs,
-        ],
-    )
+    (event.name, event.track, arg_syms(trace, op))
 }
 
 /// The unique-args key of the op event `op`; `reprs` caches the tuple of

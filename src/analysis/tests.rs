@@ -70,6 +70,17 @@ fn launches(ops: &[Launch]) -> String {
 
 const FLOATS: &str = r#"["float", "float", "float", "float", "float"]"#;
 
+/// A 4×4 by 4×4 matrix multiply.
+fn small_mm() -> Launch<'static> {
+    Launch {
+        name: "aten::mm",
+        dims: "[[4, 4], [4, 4]]",
+        types: FLOATS,
+        strides: "[]",
+        concrete: r#"["", ""]"#,
+    }
+}
+
 #[test]
 fn implausible_dims_are_an_anomaly_not_zero_flops() {
     let huge =
@@ -89,13 +100,7 @@ fn implausible_dims_are_an_anomaly_not_zero_flops() {
             strides: "[]",
             concrete: r#"["", "", ""]"#,
         },
-        Launch {
-            name: "aten::mm",
-            dims: "[[4, 4], [4, 4]]",
-            types: FLOATS,
-            strides: "[]",
-            concrete: r#"["", ""]"#,
-        },
+        small_mm(),
     ]);
     let (trace, tree) = linked(&json);
     let profile = analyse(&trace, &tree);
@@ -139,13 +144,7 @@ fn implausible_dims_are_an_anomaly_not_zero_flops() {
     let json = serde_json::to_value(&profile).expect("serialises");
     assert_eq!(json["anomalies"]["implausible_op_args"], 2);
     // A clean trace's report is unchanged: the fields appear only when non-zero.
-    let clean = launches(&[Launch {
-        name: "aten::mm",
-        dims: "[[4, 4], [4, 4]]",
-        types: FLOATS,
-        strides: "[]",
-        concrete: r#"["", ""]"#,
-    }]);
+    let clean = launches(&[small_mm()]);
     let (trace, tree) = linked(&clean);
     let json = serde_json::to_value(analyse(&trace, &tree)).expect("serialises");
     assert!(json["anomalies"].get("implausible_op_args").is_none());
@@ -240,45 +239,23 @@ fn analysis_cost_is_linear_in_ops_and_argument_text() {
 
 #[test]
 fn layout_and_tiny_gemm_patterns_read_each_argument_set_once() {
-    let tiny_bmm = "[[128, 8, 8], [128, 8, 8]]";
-    let tiny_baddbmm = "[[128, 8, 8], [128, 8, 8], [128, 8, 8], [], []]";
-    let json = launches(&[
-        Launch {
-            name: "aten::bmm",
-            dims: tiny_bmm,
-            types: FLOATS,
-            strides: "[]",
-            concrete: r#"["", ""]"#,
-        },
-        Launch {
-            name: "aten::baddbmm",
-            dims: tiny_baddbmm,
-            types: FLOATS,
-            strides: "[]",
-            concrete: r#"["", "", "", "1", "1"]"#,
-        },
-        Launch {
-            name: "aten::bmm",
-            dims: tiny_bmm,
-            types: FLOATS,
-            strides: "[]",
-            concrete: r#"["", ""]"#,
-        },
-    ]);
-    let (trace, tree) = linked(&json);
-    let patterns = analyse(&trace, &tree)
-        .diagnosis
-        .expect("diagnosed")
-        .patterns;
-    let tiny = patterns
-        .iter()
-        .find(|p| p.kind == PatternKind::TinyBatchedGemms)
-        .expect("tiny GEMMs found");
-    assert!(
-        tiny.evidence.starts_with("3 batched GEMM calls"),
-        "{}",
-        tiny.evidence
-    );
+    let bmm = Launch {
+        name: "aten::bmm",
+        dims: "[[128, 8, 8], [128, 8, 8]]",
+        types: FLOATS,
+        strides: "[]",
+        concrete: r#"["", ""]"#,
+    };
+    let baddbmm = Launch {
+        name: "aten::baddbmm",
+        dims: "[[128, 8, 8], [128, 8, 8], [128, 8, 8], [], []]",
+        types: FLOATS,
+        strides: "[]",
+        concrete: r#"["", "", "", "1", "1"]"#,
+    };
+    let json = launches(&[bmm, baddbmm, bmm]);
+    let tiny = evidence(&json, PatternKind::TinyBatchedGemms);
+    assert!(tiny.starts_with("3 batched GEMM calls"), "{tiny}");
 
     let nhwc_to_nchw = Launch {
         name: "aten::copy_",
@@ -288,20 +265,18 @@ fn layout_and_tiny_gemm_patterns_read_each_argument_set_once() {
         concrete: r#"["", "", "False"]"#,
     };
     let transposing = launches(&[convolution(), nhwc_to_nchw, nhwc_to_nchw]);
-    let (trace, tree) = linked(&transposing);
-    let patterns = analyse(&trace, &tree)
-        .diagnosis
-        .expect("diagnosed")
-        .patterns;
-    let layout = patterns
-        .iter()
-        .find(|p| p.kind == PatternKind::ConvLayoutTransposes)
-        .expect("layout copies found");
-    assert!(
-        layout.evidence.starts_with("2 copies"),
-        "{}",
-        layout.evidence
-    );
+    let layout = evidence(&transposing, PatternKind::ConvLayoutTransposes);
+    assert!(layout.starts_with("2 copies"), "{layout}");
+}
+
+/// The evidence of the pattern `kind` the diagnosis of a trace finds.
+fn evidence(json: &str, kind: PatternKind) -> String {
+    let (trace, tree) = linked(json);
+    let diagnosis = analyse(&trace, &tree).diagnosis.expect("diagnosed");
+    let pattern = diagnosis.patterns.into_iter().find(|p| p.kind == kind);
+    pattern
+        .unwrap_or_else(|| panic!("{kind:?} not found"))
+        .evidence
 }
 
 /// Every number in a profile's serialised form. serde_json writes NaN and
@@ -358,15 +333,9 @@ fn degenerate_traces_have_finite_figures() {
             r#"{{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": {ts}, "dur": {dur}, "args": {{"stream": 7}}}}"#
         )
     };
-    let zero_time_op = launches(&[Launch {
-        name: "aten::mm",
-        dims: "[[4, 4], [4, 4]]",
-        types: FLOATS,
-        strides: "[]",
-        concrete: r#"["", ""]"#,
-    }])
-    .replace(r#""dur": 3"#, r#""dur": 0"#)
-    .replace(r#""dur": 10"#, r#""dur": 0"#);
+    let zero_time_op = launches(&[small_mm()])
+        .replace(r#""dur": 3"#, r#""dur": 0"#)
+        .replace(r#""dur": 10"#, r#""dur": 0"#);
     let cases = [
         ("no events", trace_json(&[])),
         (
@@ -399,7 +368,10 @@ fn degenerate_traces_have_finite_figures() {
 fn corpus_traces() -> Option<Vec<PathBuf>> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
     if !root.is_dir() {
-        println!("SKIPPED: no corpus at ../shared/corpus");
+        #[allow(clippy::print_stdout)]
+        {
+            println!("SKIPPED: no corpus at ../shared/corpus");
+        }
         return None;
     }
     let mut found = Vec::new();

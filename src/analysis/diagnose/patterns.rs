@@ -152,9 +152,12 @@ fn unfused_attention(trace: &Trace, tree: &Tree, times: &OpTimes) -> Option<Patt
     })
 }
 
+/// (B, M, K, N) of a batched matmul.
+type BmmDims = (i64, i64, i64, i64);
+
 /// `[[B, M, K], [B, K, N], ...]` of a bmm (after the first `skip` inputs),
 /// when every input from there on is a list of integers.
-fn bmm_dims(raw: &str, skip: usize) -> Option<(i64, i64, i64, i64)> {
+fn bmm_dims(raw: &str, skip: usize) -> Option<BmmDims> {
     let inputs: Vec<&RawValue> = serde_json::from_str(raw).ok()?;
     let dims: Vec<Vec<i64>> = inputs
         .get(skip..)?
@@ -175,7 +178,7 @@ fn tiny_batched_gemms(trace: &Trace, times: &OpTimes) -> Option<Pattern> {
     let mut time_us = 0.0;
     let mut example = None;
     // Parsed once per distinct `Input Dims` (and op), not once per call.
-    let mut parsed: FxHashMap<(bool, Sym), Option<(i64, i64, i64, i64)>> = FxHashMap::default();
+    let mut parsed: FxHashMap<(bool, Sym), Option<BmmDims>> = FxHashMap::default();
     for &(op, us) in &times.ops {
         let event = &trace.events[op as usize];
         let name = trace.name(event);

@@ -8,6 +8,24 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
+use crate::trace::{Sym, Trace};
+
+/// The interned `Input Dims`, `Input type`, `Input Strides` and `Concrete
+/// Inputs` of the op event `op` (equal symbols, equal text): what tables
+/// group by before they print anything.
+pub fn arg_syms(trace: &Trace, op: u32) -> [Option<Sym>; 4] {
+    let args = trace
+        .op_args(&trace.events[op as usize])
+        .copied()
+        .unwrap_or_default();
+    [
+        args.input_dims,
+        args.input_type,
+        args.input_strides,
+        args.concrete_inputs,
+    ]
+}
+
 /// Writes a JSON value the way Python's `repr` writes the tuple TraceLens
 /// builds from it: lists become tuples, strings single-quoted; text that
 /// is not JSON is returned as it is. Streams from the text to the tuple

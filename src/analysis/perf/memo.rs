@@ -5,7 +5,7 @@
 
 use std::rc::Rc;
 
-use crate::analysis::ops::args::python_repr;
+use crate::analysis::ops::args::{arg_syms, python_repr};
 use crate::analysis::perf_model::{self, NoModel, OpShape, PerfModel};
 use crate::trace::{FxHashMap, Sym, Trace};
 
@@ -25,16 +25,9 @@ pub(super) struct Memo {
 
 /// The model key of an op event (or of the backward of a forward op event).
 pub(super) fn model_key(trace: &Trace, op: u32, backward: bool) -> ModelKey {
-    let event = &trace.events[op as usize];
-    let args = trace.op_args(event).copied().unwrap_or_default();
     (
-        event.name,
-        [
-            args.input_dims,
-            args.input_type,
-            args.input_strides,
-            args.concrete_inputs,
-        ],
+        trace.events[op as usize].name,
+        arg_syms(trace, op),
         backward,
     )
 }

@@ -7,7 +7,7 @@
 //! model either has exact, finite figures or says it has none.
 
 use std::iter::{Product, Sum};
-use std::ops::{Add, AddAssign, Mul};
+use std::ops::{Add, AddAssign, Mul, MulAssign};
 
 /// A non-negative integer count; `None` inside once any step overflowed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,46 +42,40 @@ macro_rules! from_unsigned {
 }
 from_unsigned!(u8, u32, u64, u128, bool);
 
-impl Add for Count {
-    type Output = Count;
-    fn add(self, other: Count) -> Count {
-        Count(self.0.zip(other.0).and_then(|(a, b)| a.checked_add(b)))
-    }
-}
+/// `Count ∘ Count`, `Count ∘ u128` (and `u128 ∘ Count`) by a checked
+/// `u128` operation; an overflow on either side stays one.
+macro_rules! checked {
+    ($trait:ident, $method:ident, $assign:ident, $assign_method:ident, $checked:ident) => {
+        impl $trait for Count {
+            type Output = Count;
+            fn $method(self, other: Count) -> Count {
+                Count(self.0.zip(other.0).and_then(|(a, b)| a.$checked(b)))
+            }
+        }
 
-impl Add<u128> for Count {
-    type Output = Count;
-    fn add(self, other: u128) -> Count {
-        self + Count::from(other)
-    }
-}
+        impl $trait<u128> for Count {
+            type Output = Count;
+            fn $method(self, other: u128) -> Count {
+                self.$method(Count::from(other))
+            }
+        }
 
-impl AddAssign for Count {
-    fn add_assign(&mut self, other: Count) {
-        *self = *self + other;
-    }
-}
+        impl $trait<Count> for u128 {
+            type Output = Count;
+            fn $method(self, other: Count) -> Count {
+                Count::from(self).$method(other)
+            }
+        }
 
-impl Mul for Count {
-    type Output = Count;
-    fn mul(self, other: Count) -> Count {
-        Count(self.0.zip(other.0).and_then(|(a, b)| a.checked_mul(b)))
-    }
+        impl $assign for Count {
+            fn $assign_method(&mut self, other: Count) {
+                *self = self.$method(other);
+            }
+        }
+    };
 }
-
-impl Mul<u128> for Count {
-    type Output = Count;
-    fn mul(self, other: u128) -> Count {
-        self * Count::from(other)
-    }
-}
-
-impl Mul<Count> for u128 {
-    type Output = Count;
-    fn mul(self, other: Count) -> Count {
-        Count::from(self) * other
-    }
-}
+checked!(Add, add, AddAssign, add_assign, checked_add);
+checked!(Mul, mul, MulAssign, mul_assign, checked_mul);
 
 impl Sum for Count {
     fn sum<I: Iterator<Item = Count>>(iter: I) -> Count {
@@ -112,7 +106,11 @@ mod tests {
         // (2^63)^3 overflows u128; a wrapping product of powers of two is 0.
         let product: Count = [huge, huge, huge].into_iter().product();
         assert_eq!(product.exact(), None);
-        assert_eq!((product * 0 + 1).to_f64(), None, "overflow is not undone");
+        assert_eq!(
+            (product * Count::ZERO + 1).to_f64(),
+            None,
+            "overflow is not undone"
+        );
         let sum: Count = [Count::from(u128::MAX), Count::ONE].into_iter().sum();
         assert_eq!(sum.exact(), None);
     }

@@ -121,7 +121,7 @@ pub fn analyse_with(trace: &Trace, tree: &Tree, options: &AnalysisOptions) -> Pr
     let (short_kernels, short_kernel_histogram, short_kernel_time_us) =
         short_kernels(trace, tree, &gpu, &timeline);
     let (hardware_used, hardware) = choose_hardware(trace, options);
-    let perf = perf::perf_report(trace, tree);
+    let (perf, implausible) = perf::perf_report_checked(trace, tree);
     let mut profile = Profile {
         schema_version: REPORT_SCHEMA_VERSION,
         tracegate_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -140,7 +140,7 @@ pub fn analyse_with(trace: &Trace, tree: &Tree, options: &AnalysisOptions) -> Pr
         short_kernels,
         short_kernel_time_us,
         short_kernel_histogram,
-        anomalies: anomalies(trace, tree, &gpu),
+        anomalies: anomalies(trace, tree, &gpu, implausible),
         idle: idle_split(trace, &gpu),
         sync: sync_summary(trace),
         timeline,

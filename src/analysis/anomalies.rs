@@ -1,9 +1,11 @@
-//! What did not add up: loading and linking anomalies, and GPU work that
-//! starts before the previous work on the same stream has ended.
+//! What did not add up: loading and linking anomalies, GPU work that starts
+//! before the previous work on the same stream has ended, and ops whose
+//! recorded arguments are implausible.
 
 use std::collections::BTreeMap;
 
 use crate::analysis::gpu_work::{GpuWork, Work};
+use crate::analysis::perf::ImplausibleArgs;
 use crate::analysis::profile::Anomalies;
 use crate::trace::Trace;
 use crate::trace::link::Tree;
@@ -11,13 +13,24 @@ use crate::trace::link::Tree;
 /// (device, stream, track): one GPU queue.
 type StreamKey = (Option<i64>, Option<i64>, u32);
 
-/// The trace's loading and linking anomalies, plus GPU work overlapping
-/// the previous work on its stream.
-pub(super) fn anomalies(trace: &Trace, tree: &Tree, gpu: &GpuWork) -> Anomalies {
+/// How many overlap examples the anomalies quote.
+const EXAMPLES: usize = 5;
+
+/// The trace's loading and linking anomalies, GPU work overlapping the
+/// previous work on its stream, and perf-table invocations whose arguments
+/// are implausible.
+pub(super) fn anomalies(
+    trace: &Trace,
+    tree: &Tree,
+    gpu: &GpuWork,
+    implausible: ImplausibleArgs,
+) -> Anomalies {
     let mut result = Anomalies {
         negative_durations: trace.counts.negative_durations,
         missing_times: trace.counts.missing_times,
         link: tree.anomalies.clone(),
+        implausible_op_args: implausible.invocations,
+        implausible_op_args_examples: implausible.examples,
         ..Anomalies::default()
     };
     let mut by_stream: BTreeMap<StreamKey, Vec<&Work>> = BTreeMap::new();
@@ -37,7 +50,7 @@ pub(super) fn anomalies(trace: &Trace, tree: &Tree, gpu: &GpuWork) -> Anomalies 
                 if overlap > 0.0 {
                     result.stream_overlaps += 1;
                     result.max_stream_overlap_us = result.max_stream_overlap_us.max(overlap);
-                    if result.examples.len() < 5 {
+                    if result.examples.len() < EXAMPLES {
                         result.examples.push(format!(
                             "`{}` overlaps the next work `{}` by {overlap:.3} µs on stream {}",
                             trace.name(&trace.events[prev.event as usize]),

@@ -5,13 +5,14 @@
 use std::collections::BTreeMap;
 
 use crate::analysis::gpu_work::{GpuWork, Work};
-use crate::analysis::op_tables::args_key;
+use crate::analysis::op_tables::{ArgsSyms, args_key, args_syms};
 use crate::analysis::ops::category::{self, Category};
+use crate::analysis::ops::slots::Slots;
 use crate::analysis::ops::stats::{Stats, percent};
 use crate::analysis::profile::{HistogramBin, KernelSummary, SHORT_KERNEL_US, ShortKernelGroup};
 use crate::analysis::timeline::Breakdown;
 use crate::trace::link::{self, NONE, Tree};
-use crate::trace::{FxHashMap, Kind, Trace};
+use crate::trace::{FxHashMap, Kind, Sym, Trace};
 
 /// Bins of the short-kernel histogram.
 const HISTOGRAM_BINS: usize = 100;
@@ -100,7 +101,9 @@ pub(super) fn short_kernels(
 ) -> (Vec<ShortKernelGroup>, Vec<HistogramBin>, f64) {
     let gpu_only = !trace.events.iter().any(|e| e.kind == Kind::CpuOp);
     let mut reprs = FxHashMap::default();
-    let mut index: std::collections::HashMap<[String; 5], usize> = std::collections::HashMap::new();
+    // Grouped by the parent op's name, dims, strides and concrete inputs as
+    // printed, and the kernel name; found by their symbols first.
+    let mut slots: Slots<(Option<ArgsSyms>, Sym), [String; 5]> = Slots::default();
     let mut groups: Vec<([String; 5], Vec<f64>)> = Vec::new();
     let mut durations = Vec::new();
     for work in &gpu.items {
@@ -109,32 +112,40 @@ pub(super) fn short_kernels(
             continue;
         }
         durations.push(event.dur);
-        let kernel = trace.name(event).to_string();
-        let key = if gpu_only {
-            [
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-                kernel,
-            ]
+        let parent = if gpu_only {
+            None
         } else {
             let Some(op) = parent_op_with_args(trace, tree, work) else {
                 continue;
             };
-            let key = args_key(trace, op, &mut reprs);
-            [
-                key.name,
-                key.input_dims,
-                key.input_strides,
-                key.concrete_inputs,
-                kernel,
-            ]
+            Some(op)
         };
-        let slot = *index.entry(key.clone()).or_insert_with(|| {
-            groups.push((key, Vec::new()));
-            groups.len() - 1
+        let cheap = (parent.map(|op| args_syms(trace, op)), event.name);
+        let (slot, opened) = slots.slot(cheap, groups.len(), || {
+            let kernel = trace.name(event).to_string();
+            match parent {
+                None => [
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    kernel,
+                ],
+                Some(op) => {
+                    let key = args_key(trace, op, &mut reprs);
+                    [
+                        key.name,
+                        key.input_dims,
+                        key.input_strides,
+                        key.concrete_inputs,
+                        kernel,
+                    ]
+                }
+            }
         });
+        if let Some(key) = opened {
+            groups.push((key, Vec::new()));
+        }
         groups[slot].1.push(event.dur);
     }
     let mut rows: Vec<ShortKernelGroup> = groups

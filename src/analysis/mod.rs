@@ -21,4 +21,6 @@ pub mod perf;
 pub mod perf_model;
 pub mod profile;
 mod sync;
+#[cfg(test)]
+mod tests;
 pub mod timeline;

@@ -5,8 +5,9 @@
 use std::collections::BTreeMap;
 
 use crate::analysis::gpu_work::{GpuWork, Invocations};
-use crate::analysis::ops::args::python_repr;
+use crate::analysis::ops::args::{arg_syms, python_repr};
 use crate::analysis::ops::category::{self, Category};
+use crate::analysis::ops::slots::Slots;
 use crate::analysis::ops::stats::Stats;
 use crate::analysis::perf_model::{self, OpShape};
 use crate::analysis::profile::{
@@ -14,7 +15,7 @@ use crate::analysis::profile::{
 };
 use crate::analysis::timeline::{Breakdown, Bucket, Interval};
 use crate::trace::link::{NONE, Tree};
-use crate::trace::{FxHashMap, Trace};
+use crate::trace::{FxHashMap, Sym, Trace};
 
 /// The category of an op invocation: by name, else by its kernels.
 fn op_category(trace: &Trace, gpu: &GpuWork, op: u32, work: &[u32]) -> Category {
@@ -131,11 +132,21 @@ pub(super) struct ArgsKey {
     pub(super) thread_name: String,
 }
 
+/// What makes two op events share an [`ArgsKey`] without building it: the
+/// op name, track and argument strings (interned symbols).
+pub(super) type ArgsSyms = (Sym, u32, [Option<Sym>; 4]);
+
+/// The [`ArgsSyms`] of the op event `op`.
+pub(super) fn args_syms(trace: &Trace, op: u32) -> ArgsSyms {
+    let event = &trace.events[op as usize];
+    (event.name, event.track, arg_syms(trace, op))
+}
+
 /// The unique-args key of the op event `op`; `reprs` caches the tuple of
 /// each argument string.
 pub(super) fn args_key(trace: &Trace, op: u32, reprs: &mut FxHashMap<u32, String>) -> ArgsKey {
     let event = &trace.events[op as usize];
-    let mut text = |sym: Option<crate::trace::Sym>| match sym {
+    let mut text = |sym: Option<Sym>| match sym {
         Some(sym) => reprs
             .entry(sym.0)
             .or_insert_with(|| python_repr(trace.strings.get(sym)))
@@ -148,7 +159,7 @@ pub(super) fn args_key(trace: &Trace, op: u32, reprs: &mut FxHashMap<u32, String
     let input_strides = text(args.input_strides);
     let concrete_inputs = text(args.concrete_inputs);
     let track = trace.tracks[event.track as usize];
-    let label = |sym: Option<&crate::trace::Sym>| sym.map(|s| trace.strings.get(*s).to_string());
+    let label = |sym: Option<&Sym>| sym.map(|s| trace.strings.get(*s).to_string());
     ArgsKey {
         name: trace.name(event).to_string(),
         input_dims,
@@ -180,18 +191,19 @@ pub(super) fn unique_args(
         work: Vec<u32>,
     }
     let mut reprs = FxHashMap::default();
-    let mut index: std::collections::HashMap<ArgsKey, usize> = std::collections::HashMap::new();
+    let mut slots: Slots<ArgsSyms, ArgsKey> = Slots::default();
     let mut groups: Vec<Group> = Vec::new();
     for (position, (op, work)) in invocations.direct.iter().enumerate() {
-        let key = args_key(trace, *op, &mut reprs);
-        let slot = *index.entry(key.clone()).or_insert_with(|| {
+        let (slot, opened) = slots.slot(args_syms(trace, *op), groups.len(), || {
+            args_key(trace, *op, &mut reprs)
+        });
+        if let Some(key) = opened {
             groups.push(Group {
                 key,
                 ops: Vec::new(),
                 work: Vec::new(),
             });
-            groups.len() - 1
-        });
+        }
         let group = &mut groups[slot];
         group.ops.push((
             position,

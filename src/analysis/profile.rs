@@ -338,6 +338,19 @@ pub struct Anomalies {
     pub max_stream_overlap_us: f64,
     /// Up to five examples, "kernel A overlaps kernel B by X µs on stream S".
     pub examples: Vec<String>,
+    /// Op invocations of the perf table left without a perf model because
+    /// their recorded arguments are implausible (a negative size, a size
+    /// above `i64::MAX`, FLOPs or bytes beyond 128 bits): a corrupt or
+    /// fuzzed trace. Written only when non-zero.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub implausible_op_args: u64,
+    /// Up to five of their reasons, one per op name and argument set.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub implausible_op_args_examples: Vec<String>,
+}
+
+fn is_zero(count: &u64) -> bool {
+    *count == 0
 }
 
 impl Anomalies {

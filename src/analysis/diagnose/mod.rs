@@ -155,7 +155,8 @@ pub struct OpAssessment {
     pub kernel_time_us: f64,
     /// Share of computation time, %.
     pub share_of_compute: f64,
-    /// FLOP per byte.
+    /// FLOP per byte; 0 when the model moves no bytes (empty tensors: no
+    /// FLOPs either), never infinite.
     pub intensity: f64,
     /// Achieved TFLOP/s (mean over invocations).
     pub achieved_tflops: f64,
@@ -312,7 +313,12 @@ fn assess(
         count: op.count,
         kernel_time_us: op.kernel_time_us,
         share_of_compute,
-        intensity,
+        // Classified above as if infinite; reported finite (JSON has no ∞).
+        intensity: if intensity.is_finite() {
+            intensity
+        } else {
+            0.0
+        },
         achieved_tflops,
         achieved_tb_s,
         compute_spec: op.compute_spec,

@@ -6,11 +6,12 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
+use serde_json::value::RawValue;
 
 use super::signals::Signals;
 use crate::analysis::timeline::{Interval, IntervalSet};
 use crate::trace::link::{NONE, Tree};
-use crate::trace::{FxHashMap, Kind, Trace};
+use crate::trace::{FxHashMap, Kind, Sym, Trace};
 
 /// Which pattern.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -151,9 +152,19 @@ fn unfused_attention(trace: &Trace, tree: &Tree, times: &OpTimes) -> Option<Patt
     })
 }
 
-/// `[[B, M, K], [B, K, N], ...]` of a bmm, when the dims parse.
-fn bmm_dims(raw: &str) -> Option<(i64, i64, i64, i64)> {
-    let dims: Vec<Vec<i64>> = serde_json::from_str(raw).ok()?;
+/// (B, M, K, N) of a batched matmul.
+type BmmDims = (i64, i64, i64, i64);
+
+/// `[[B, M, K], [B, K, N], ...]` of a bmm (after the first `skip` inputs),
+/// when every input from there on is a list of integers.
+fn bmm_dims(raw: &str, skip: usize) -> Option<BmmDims> {
+    let inputs: Vec<&RawValue> = serde_json::from_str(raw).ok()?;
+    let dims: Vec<Vec<i64>> = inputs
+        .get(skip..)?
+        .iter()
+        .map(|input| serde_json::from_str(input.get()))
+        .collect::<Result<_, _>>()
+        .ok()?;
     let (a, b) = (dims.first()?, dims.get(1)?);
     if a.len() != 3 || b.len() != 3 {
         return None;
@@ -166,6 +177,8 @@ fn tiny_batched_gemms(trace: &Trace, times: &OpTimes) -> Option<Pattern> {
     let mut count = 0u64;
     let mut time_us = 0.0;
     let mut example = None;
+    // Parsed once per distinct `Input Dims` (and op), not once per call.
+    let mut parsed: FxHashMap<(bool, Sym), Option<BmmDims>> = FxHashMap::default();
     for &(op, us) in &times.ops {
         let event = &trace.events[op as usize];
         let name = trace.name(event);
@@ -175,16 +188,11 @@ fn tiny_batched_gemms(trace: &Trace, times: &OpTimes) -> Option<Pattern> {
         let Some(raw) = trace.op_args(event).and_then(|a| a.input_dims) else {
             continue;
         };
-        let raw = trace.strings.get(raw);
-        let dims = if name == "aten::baddbmm" {
-            serde_json::from_str::<Vec<serde_json::Value>>(raw)
-                .ok()
-                .and_then(|v| {
-                    bmm_dims(&serde_json::Value::Array(v.into_iter().skip(1).collect()).to_string())
-                })
-        } else {
-            bmm_dims(raw)
-        };
+        // baddbmm(self, batch1, batch2, …): the matrices follow `self`.
+        let skip = usize::from(name == "aten::baddbmm");
+        let dims = *parsed
+            .entry((skip == 1, raw))
+            .or_insert_with(|| bmm_dims(trace.strings.get(raw), skip));
         let Some((batch, m, k, n)) = dims else {
             continue;
         };
@@ -216,6 +224,8 @@ fn conv_layout_transposes(trace: &Trace, times: &OpTimes) -> Option<Pattern> {
     }
     let mut count = 0u64;
     let mut time_us = 0.0;
+    // Decided once per distinct (`Input Dims`, `Input Strides`), not once per call.
+    let mut transposes: FxHashMap<(Sym, Sym), bool> = FxHashMap::default();
     for &(op, us) in &times.ops {
         let event = &trace.events[op as usize];
         if !matches!(
@@ -230,12 +240,15 @@ fn conv_layout_transposes(trace: &Trace, times: &OpTimes) -> Option<Pattern> {
         let (Some(dims), Some(strides)) = (args.input_dims, args.input_strides) else {
             continue;
         };
-        let dims: Vec<Vec<i64>> = serde_json::from_str(trace.strings.get(dims)).unwrap_or_default();
-        let strides: Vec<Vec<i64>> =
-            serde_json::from_str(trace.strings.get(strides)).unwrap_or_default();
-        let four_d = dims.first().is_some_and(|d| d.len() == 4);
-        let layouts_differ = strides.len() >= 2 && strides[0] != strides[1];
-        if four_d && layouts_differ {
+        let transposed = *transposes.entry((dims, strides)).or_insert_with(|| {
+            let dims: Vec<Vec<i64>> =
+                serde_json::from_str(trace.strings.get(dims)).unwrap_or_default();
+            let strides: Vec<Vec<i64>> =
+                serde_json::from_str(trace.strings.get(strides)).unwrap_or_default();
+            let four_d = dims.first().is_some_and(|d| d.len() == 4);
+            four_d && strides.len() >= 2 && strides[0] != strides[1]
+        });
+        if transposed {
             count += 1;
             time_us += us;
         }

@@ -44,7 +44,10 @@ pub enum HardwareError {
         message: String,
     },
     /// A `--hardware NAME` names no catalog entry.
-    #[error("unknown GPU `{name}`: {reason}; known: {known}")]
+    #[error(
+        "unknown GPU `{name}`: {reason}; known: {known}{}",
+        did_you_mean(suggestions)
+    )]
     UnknownName {
         /// The name as given.
         name: String,
@@ -52,7 +55,20 @@ pub enum HardwareError {
         reason: String,
         /// The catalog's canonical names, comma-separated.
         known: String,
+        /// The closest canonical names, best first (see
+        /// [`crate::analysis::hardware::Catalog::suggestions`]).
+        suggestions: Vec<String>,
     },
+}
+
+/// `; did you mean `A`, `B` or `C`?`, or nothing without suggestions.
+pub(super) fn did_you_mean(suggestions: &[String]) -> String {
+    let quoted: Vec<String> = suggestions.iter().map(|s| format!("`{s}`")).collect();
+    match quoted.split_last() {
+        None => String::new(),
+        Some((last, [])) => format!("; did you mean {last}?"),
+        Some((last, rest)) => format!("; did you mean {} or {last}?", rest.join(", ")),
+    }
 }
 
 /// `:LINE:COLUMN` when the location is known.

@@ -2,9 +2,18 @@
 //! name, or an inline spec, optionally based on a catalog entry.
 
 use super::catalog::{Catalog, words};
-use super::error::HardwareError;
+use super::error::{HardwareError, did_you_mean};
 use super::gpu::Hardware;
 use super::inline::{apply_pairs, inline_error, parse_pairs};
+
+/// The most names a "did you mean" offers.
+const MAX_SUGGESTIONS: usize = 4;
+
+/// How alike (1 − edit distance / length) a name must be to be offered.
+const MIN_SIMILARITY: f64 = 0.6;
+
+/// How much less alike than the best a name may be and still be offered.
+const RUNNERS_UP: f64 = 0.1;
 
 impl Catalog {
     /// What `--hardware NAME|SPEC` means. Without `=`, a catalog entry: by
@@ -31,8 +40,9 @@ impl Catalog {
                 spec,
                 Some("base"),
                 format!(
-                    "no catalog entry `{base}`; known: {}",
-                    self.names().join(", ")
+                    "no catalog entry `{base}`; known: {}{}",
+                    self.names().join(", "),
+                    did_you_mean(&self.suggestions(base)),
                 ),
             )
         })?;
@@ -64,6 +74,49 @@ impl Catalog {
             name: name.to_string(),
             reason,
             known: self.names().join(", "),
+            suggestions: self.suggestions(name),
         }
+    }
+
+    /// Canonical names close to `name`, best first, at most
+    /// [`MAX_SUGGESTIONS`]: those containing it (letters and digits
+    /// compared, case ignored: `H100` → `H100 SXM`, `H100 PCIe`), in catalog
+    /// order; else the closest by edit distance (`MI30X` → `MI300X`), if
+    /// close at all.
+    pub fn suggestions(&self, name: &str) -> Vec<String> {
+        let query = words(name).concat();
+        if query.is_empty() {
+            return Vec::new();
+        }
+        let key = |hardware: &Hardware| words(&hardware.name).concat();
+        let containing: Vec<String> = self
+            .gpus
+            .iter()
+            .filter(|g| key(g).contains(&query))
+            .map(|g| g.name.clone())
+            .take(MAX_SUGGESTIONS)
+            .collect();
+        if !containing.is_empty() {
+            return containing;
+        }
+        let mut close: Vec<(f64, &str)> = self
+            .gpus
+            .iter()
+            .map(|g| {
+                (
+                    strsim::normalized_damerau_levenshtein(&query, &key(g)),
+                    g.name.as_str(),
+                )
+            })
+            .filter(|&(similarity, _)| similarity >= MIN_SIMILARITY)
+            .collect();
+        close.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let best = close.first().map_or(1.0, |&(similarity, _)| similarity);
+        close
+            .into_iter()
+            .take_while(|&(similarity, _)| similarity >= best - RUNNERS_UP)
+            .take(MAX_SUGGESTIONS)
+            .map(|(_, name)| name.to_string())
+            .collect()
     }
 }

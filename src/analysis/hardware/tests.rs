@@ -568,3 +568,32 @@ fn compute_spec_names_round_trip() {
     );
     assert_eq!(ComputeSpec::from_name("bf16"), None);
 }
+
+#[test]
+fn unknown_names_suggest_the_closest_entries() {
+    let catalog = builtin_catalog();
+    // A bare "H100" is deliberately no entry (SXM and PCIe differ): say which.
+    let error = catalog.resolve("H100").unwrap_err().to_string();
+    assert!(
+        error.starts_with("unknown GPU `H100`: ")
+            && error.ends_with("; did you mean `H100 SXM` or `H100 PCIe`?"),
+        "{error}"
+    );
+    assert_eq!(catalog.suggestions("h100"), ["H100 SXM", "H100 PCIe"]);
+    assert_eq!(
+        catalog.suggestions("a100 80"),
+        ["A100 80GB", "A100 80GB PCIe"]
+    );
+    // No entry contains it: the nearest by edit distance.
+    assert_eq!(catalog.suggestions("MI30X"), ["MI300X"]);
+    assert_eq!(catalog.suggestions("H1OO SXM"), ["H100 SXM"]);
+    assert!(catalog.suggestions("TPU v5").is_empty());
+    assert!(catalog.suggestions("").is_empty());
+    let error = catalog.resolve("TPU v5").unwrap_err().to_string();
+    assert!(!error.contains("did you mean"), "{error}");
+    let error = catalog.resolve("base=H100,hbm=3").unwrap_err().to_string();
+    assert!(
+        error.ends_with("; did you mean `H100 SXM` or `H100 PCIe`?"),
+        "{error}"
+    );
+}

@@ -3,45 +3,119 @@
 //! tuples (`((512,), (141, 512))`, `('c10::BFloat16', 'Scalar')`), so unique-
 //! argument keys and CSV cells match what scripts built on TraceLens expect.
 
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
+use crate::trace::{Sym, Trace};
+
+/// The interned `Input Dims`, `Input type`, `Input Strides` and `Concrete
+/// Inputs` of the op event `op` (equal symbols, equal text): what tables
+/// group by before they print anything.
+pub fn arg_syms(trace: &Trace, op: u32) -> [Option<Sym>; 4] {
+    let args = trace
+        .op_args(&trace.events[op as usize])
+        .copied()
+        .unwrap_or_default();
+    [
+        args.input_dims,
+        args.input_type,
+        args.input_strides,
+        args.concrete_inputs,
+    ]
+}
+
 /// Writes a JSON value the way Python's `repr` writes the tuple TraceLens
-/// builds from it: lists become tuples, strings single-quoted.
+/// builds from it: lists become tuples, strings single-quoted; text that
+/// is not JSON is returned as it is. Streams from the text to the tuple
+/// (no tree of the value is built): argument lists can hold millions of
+/// entries.
 pub fn python_repr(raw_json: &str) -> String {
-    match serde_json::from_str::<Value>(raw_json) {
-        Ok(value) => {
-            let mut out = String::with_capacity(raw_json.len());
-            write_value(&value, &mut out);
-            out
-        }
+    let mut out = String::with_capacity(raw_json.len());
+    let mut deserializer = serde_json::Deserializer::from_str(raw_json);
+    let written = Repr(&mut out).deserialize(&mut deserializer);
+    match written.and_then(|()| deserializer.end()) {
+        Ok(()) => out,
         Err(_) => raw_json.to_string(),
     }
 }
 
-fn write_value(value: &Value, out: &mut String) {
-    match value {
-        Value::Array(items) => {
-            out.push('(');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_value(item, out);
+/// Writes one JSON value as its Python repr into the string it holds.
+struct Repr<'o>(&'o mut String);
+
+impl<'de> DeserializeSeed<'de> for Repr<'_> {
+    type Value = ();
+
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Repr<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        self.0.push('(');
+        let mut items = 0usize;
+        loop {
+            let mark = self.0.len();
+            if items > 0 {
+                self.0.push_str(", ");
             }
-            if items.len() == 1 {
-                out.push(',');
+            if seq.next_element_seed(Repr(self.0))?.is_none() {
+                self.0.truncate(mark);
+                break;
             }
-            out.push(')');
+            items += 1;
         }
-        Value::String(text) => write_python_str(text, out),
-        Value::Null => out.push_str("None"),
-        Value::Bool(true) => out.push_str("True"),
-        Value::Bool(false) => out.push_str("False"),
-        Value::Number(number) => match number.as_f64() {
-            Some(f) if number.is_f64() => out.push_str(&python_float(f)),
-            _ => out.push_str(&number.to_string()),
-        },
-        Value::Object(_) => out.push_str(&value.to_string()),
+        if items == 1 {
+            self.0.push(',');
+        }
+        self.0.push(')');
+        Ok(())
+    }
+
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<(), E> {
+        write_python_str(text, self.0);
+        Ok(())
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        self.0.push_str("None");
+        Ok(())
+    }
+
+    fn visit_bool<E: de::Error>(self, value: bool) -> Result<(), E> {
+        self.0.push_str(if value { "True" } else { "False" });
+        Ok(())
+    }
+
+    fn visit_u64<E: de::Error>(self, value: u64) -> Result<(), E> {
+        self.0.push_str(&value.to_string());
+        Ok(())
+    }
+
+    fn visit_i64<E: de::Error>(self, value: i64) -> Result<(), E> {
+        self.0.push_str(&value.to_string());
+        Ok(())
+    }
+
+    fn visit_f64<E: de::Error>(self, value: f64) -> Result<(), E> {
+        self.0.push_str(&python_float(value));
+        Ok(())
+    }
+
+    /// Objects do not occur in argument lists; written as compact JSON.
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
+        let value: Value =
+            serde::Deserialize::deserialize(de::value::MapAccessDeserializer::new(map))?;
+        self.0.push_str(&value.to_string());
+        Ok(())
     }
 }
 
@@ -115,6 +189,17 @@ mod tests {
             python_repr(r#"["", "[512]", "9.9999999999999998e-13"]"#),
             "('', '[512]', '9.9999999999999998e-13')"
         );
+        assert_eq!(
+            python_repr(r#"[[[1], [2, 3]], null, true, 1.5, -4, 1e300, 18446744073709551616]"#),
+            "(((1,), (2, 3)), None, True, 1.5, -4, 1e+300, 1.8446744073709552e+19)"
+        );
+        let object = r#"{"b": 1, "a": [2]}"#;
+        let value: Value = serde_json::from_str(object).expect("json");
+        assert_eq!(python_repr(&format!("[{object}]")), format!("({value},)"));
+        // Not JSON (or JSON with trailing text): returned as it is.
+        assert_eq!(python_repr("[1, 2"), "[1, 2");
+        assert_eq!(python_repr("[1] x"), "[1] x");
+        assert_eq!(python_repr("(1,)"), "(1,)");
         assert_eq!(python_repr("[]"), "()");
         assert_eq!(python_repr(r#"["it's"]"#), r#"("it's",)"#);
     }

@@ -4,6 +4,8 @@
 
 use serde::Serialize;
 
+use crate::analysis::ops::stats::median;
+
 /// Statistics over invocations (pandas semantics: Kahan sum, mean = sum/n,
 /// sample standard deviation by Welford, absent for a single sample).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
@@ -45,7 +47,7 @@ impl Agg {
             count: count as u64,
             sum,
             mean: sum / count as f64,
-            median: median(&values),
+            median: median(&values).expect("values are not empty"),
             std,
             min: values.iter().copied().fold(f64::INFINITY, f64::min),
             max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
@@ -89,16 +91,4 @@ pub(super) fn pairwise_sum(values: &[f64]) -> f64 {
     let half = n / 2;
     let split = half - half % 8;
     pairwise_sum(&values[..split]) + pairwise_sum(&values[split..])
-}
-
-/// The median (mean of the middle two for an even count).
-pub(super) fn median(values: &[f64]) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let n = sorted.len();
-    if n % 2 == 1 {
-        sorted[n / 2]
-    } else {
-        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
-    }
 }

@@ -24,6 +24,7 @@
 //! docs/PERF_MODELS.md.
 
 mod agg;
+mod memo;
 mod op_tree;
 mod row;
 mod sheets;
@@ -33,10 +34,10 @@ mod unified;
 
 use serde::Serialize;
 
-use crate::trace::Trace;
 use crate::trace::link::Tree;
+use crate::trace::Trace;
+use memo::Memo;
 use op_tree::OpTree;
-use row::Memo;
 use sheets::sheet_rows;
 use unified::unified_rows;
 
@@ -68,6 +69,22 @@ pub struct Unmodelled {
     pub reason: Option<String>,
 }
 
+/// Invocations of the unified table left without a model because their
+/// recorded arguments are implausible
+/// ([`crate::analysis::perf_model::NoModel::Implausible`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ImplausibleArgs {
+    /// How many.
+    pub invocations: u64,
+    /// The reasons of the first few rows, in order of first invocation.
+    pub examples: Vec<String>,
+}
+
+impl ImplausibleArgs {
+    /// How many reasons [`ImplausibleArgs::examples`] keeps.
+    pub const EXAMPLES: usize = 5;
+}
+
 /// The unified perf table of a linked trace (see [`perf_report`]).
 pub fn perf_rows(trace: &Trace, tree: &Tree) -> Vec<PerfRow> {
     perf_report(trace, tree).rows
@@ -75,12 +92,18 @@ pub fn perf_rows(trace: &Trace, tree: &Tree) -> Vec<PerfRow> {
 
 /// The unified table and the family sheets of a linked trace.
 pub fn perf_report(trace: &Trace, tree: &Tree) -> PerfReport {
+    perf_report_checked(trace, tree).0
+}
+
+/// The unified table and the family sheets of a linked trace, with the
+/// unified table's invocations whose arguments are implausible.
+pub fn perf_report_checked(trace: &Trace, tree: &Tree) -> (PerfReport, ImplausibleArgs) {
     let ops = OpTree::build(trace, tree);
-    let collected = ops.collect_unified(trace, tree);
     let mut memo = Memo::default();
-    let rows = unified_rows(trace, &ops, &mut memo, &collected);
+    let collected = ops.collect_unified(trace, tree, &mut memo);
+    let (rows, implausible) = unified_rows(trace, &ops, &mut memo, &collected);
     let sheets = sheet_rows(trace, &ops, &mut memo, &collected);
-    PerfReport { rows, sheets }
+    (PerfReport { rows, sheets }, implausible)
 }
 
 /// Ops without a perf model in the unified table, most kernel time first.

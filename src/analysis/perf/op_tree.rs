@@ -1,7 +1,8 @@
 //! The CPU-op tree with each op's GPU work, and the walk that picks the
 //! unified table's invocations (the rules in the [module docs](super)).
 
-use crate::analysis::perf_model::{self, OpShape};
+use super::memo::Memo;
+use crate::analysis::perf_model;
 use crate::trace::link::{NONE, Tree};
 use crate::trace::{FxHashMap, Kind, Trace};
 
@@ -97,9 +98,14 @@ impl OpTree {
     }
 
     /// Walks the tree as TraceLens's unified table does.
-    pub(super) fn collect_unified(&self, trace: &Trace, tree: &Tree) -> Vec<Collected> {
+    pub(super) fn collect_unified(
+        &self,
+        trace: &Trace,
+        tree: &Tree,
+        memo: &mut Memo,
+    ) -> Vec<Collected> {
         let mut out = Vec::new();
-        let backward = BackwardLinks::new(trace, tree, self);
+        let mut backward = BackwardLinks::new(trace, tree, self);
         let mut stack: Vec<u32> = self.roots.iter().rev().copied().collect();
         while let Some(op) = stack.pop() {
             if self.gpu(op).is_empty() {
@@ -110,7 +116,7 @@ impl OpTree {
                 out.push(Collected { op, forward: None });
                 continue;
             }
-            if let Some(forward) = backward.sole_backward_of(trace, self, op) {
+            if let Some(forward) = backward.sole_backward_of(trace, self, memo, op) {
                 out.push(Collected {
                     op,
                     forward: Some(forward),
@@ -171,6 +177,9 @@ pub(super) struct Collected {
 /// with their forward op.
 struct BackwardLinks {
     forward_of: FxHashMap<u32, u32>,
+    /// Ops named after each wrapper's node that have GPU work, counted once
+    /// per wrapper (every op below a wrapper asks).
+    node_ops: FxHashMap<u32, usize>,
 }
 
 /// The name prefix of autograd backward wrappers.
@@ -190,13 +199,22 @@ impl BackwardLinks {
             })
             .copied()
             .collect();
-        BackwardLinks { forward_of }
+        BackwardLinks {
+            forward_of,
+            node_ops: FxHashMap::default(),
+        }
     }
 
     /// The forward op `op` is the sole backward of: `op` is the one op named
     /// after its autograd node (within five CPU ops above it) that has GPU
     /// work, and the forward op has a backward model.
-    fn sole_backward_of(&self, trace: &Trace, ops: &OpTree, op: u32) -> Option<u32> {
+    fn sole_backward_of(
+        &mut self,
+        trace: &Trace,
+        ops: &OpTree,
+        memo: &mut Memo,
+        op: u32,
+    ) -> Option<u32> {
         if self.forward_of.is_empty() {
             return None;
         }
@@ -221,20 +239,24 @@ impl BackwardLinks {
         if trace.name(&trace.events[op as usize]) != node {
             return None;
         }
-        let mut matches = 0;
-        let mut pending = vec![wrapper];
-        while let Some(current) = pending.pop() {
-            for &child in ops.children(current) {
-                if trace.name(&trace.events[child as usize]) == node && !ops.gpu(child).is_empty() {
-                    matches += 1;
+        let matches = *self.node_ops.entry(wrapper).or_insert_with(|| {
+            let mut matches = 0;
+            let mut pending = vec![wrapper];
+            while let Some(current) = pending.pop() {
+                for &child in ops.children(current) {
+                    if trace.name(&trace.events[child as usize]) == node
+                        && !ops.gpu(child).is_empty()
+                    {
+                        matches += 1;
+                    }
+                    pending.push(child);
                 }
-                pending.push(child);
             }
-        }
+            matches
+        });
         if matches != 1 {
             return None;
         }
-        let shape = OpShape::of_event(trace, &trace.events[forward as usize]);
-        perf_model::model_backward(&shape).ok().map(|_| forward)
+        memo.model(trace, forward, true).is_ok().then_some(forward)
     }
 }

@@ -4,15 +4,17 @@
 
 use serde::Serialize;
 
-use super::agg::{Agg, median, pairwise_sum};
+use std::rc::Rc;
+
+use super::agg::{Agg, pairwise_sum};
+use super::memo::{Memo, ModelKey, SharedModel, model_key};
 use super::op_tree::OpTree;
 use crate::analysis::hardware::ComputeSpec;
-use crate::analysis::ops::args::python_repr;
 use crate::analysis::ops::category::{self, Category};
-use crate::analysis::ops::stats::percent;
-use crate::analysis::perf_model::{self, Family, NoModel, OpShape, PerfModel};
+use crate::analysis::ops::stats::{median, percent};
+use crate::analysis::perf_model::{Family, NoModel, OpShape, PerfModel};
 use crate::analysis::timeline::{Interval, IntervalSet};
-use crate::trace::{FxHashMap, Sym, Trace};
+use crate::trace::{Sym, Trace};
 
 /// Statistics of one kernel position across a row's invocations (numpy
 /// semantics: pairwise sum, population standard deviation).
@@ -102,62 +104,15 @@ pub struct PerfRow {
     pub raw_args: [Option<String>; 4],
 }
 
-/// An op's name and recorded arguments, and whether its backward is wanted.
-type ModelKey = (Sym, [Option<Sym>; 4], bool);
-
-/// Models and argument tuples, computed once per distinct argument set.
-#[derive(Default)]
-pub(super) struct Memo {
-    reprs: FxHashMap<Sym, String>,
-    models: FxHashMap<ModelKey, Result<PerfModel, NoModel>>,
-}
-
-impl Memo {
-    /// The model of an op event (or of the backward of a forward op event).
-    fn model(&mut self, trace: &Trace, op: u32, backward: bool) -> Result<PerfModel, NoModel> {
-        let event = &trace.events[op as usize];
-        let args = trace.op_args(event).copied().unwrap_or_default();
-        let key = (
-            event.name,
-            [
-                args.input_dims,
-                args.input_type,
-                args.input_strides,
-                args.concrete_inputs,
-            ],
-            backward,
-        );
-        self.models
-            .entry(key)
-            .or_insert_with(|| {
-                let shape = OpShape::of_event(trace, event);
-                if backward {
-                    perf_model::model_backward(&shape)
-                } else {
-                    perf_model::model(&shape)
-                }
-            })
-            .clone()
-    }
-
-    /// An argument list as a Python tuple.
-    fn repr(&mut self, trace: &Trace, sym: Option<Sym>) -> Option<String> {
-        let sym = sym?;
-        Some(
-            self.reprs
-                .entry(sym)
-                .or_insert_with(|| python_repr(trace.strings.get(sym)))
-                .clone(),
-        )
-    }
-}
-
 /// One measured invocation.
 pub(super) struct Invocation {
     /// The op event.
     pub(super) op: u32,
-    /// Its model (or its forward op's backward model).
-    pub(super) model: Result<PerfModel, NoModel>,
+    /// What its model depends on (its own arguments, or its forward op's).
+    pub(super) model_key: ModelKey,
+    /// Its model (or its forward op's backward model), shared with every
+    /// invocation of the same key.
+    model: SharedModel,
     /// The forward op's name, for a backward op modelled from it.
     backward_of: Option<String>,
     /// Busy time of its GPU work, µs.
@@ -175,10 +130,11 @@ pub(super) fn invocation(
     op: u32,
     forward: Option<u32>,
 ) -> Invocation {
-    let model = match forward {
-        Some(f) => memo.model(trace, f, true),
-        None => memo.model(trace, op, false),
+    let (model_op, backward) = match forward {
+        Some(f) => (f, true),
+        None => (op, false),
     };
+    let model = memo.model(trace, model_op, backward);
     let gpu = ops.gpu(op);
     let kernel_us = IntervalSet::from_intervals(
         gpu.iter()
@@ -203,6 +159,7 @@ pub(super) fn invocation(
     kernels.sort_by(|a, b| a.1.total_cmp(&b.1));
     Invocation {
         op,
+        model_key: model_key(trace, model_op, backward),
         model,
         backward_of: forward.map(|f| trace.name(&trace.events[f as usize]).to_string()),
         kernel_us,
@@ -210,7 +167,15 @@ pub(super) fn invocation(
     }
 }
 
-/// The grouping key and first-invocation columns of an op.
+impl Invocation {
+    /// Its model, or why there is none.
+    pub(super) fn model(&self) -> Result<&PerfModel, &NoModel> {
+        (*self.model).as_ref()
+    }
+}
+
+/// The grouping key and first-invocation columns of an op (argument tuples
+/// shared with the [`Memo`], not copied per invocation).
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub(super) struct OpKey {
     /// Op name.
@@ -219,56 +184,63 @@ pub(super) struct OpKey {
     process_name: String,
     process_label: String,
     thread_name: String,
-    args: [Option<String>; 4],
+    args: [Option<Rc<str>>; 4],
 }
 
-/// The grouping key of an op and its first invocation's raw arguments.
-pub(super) fn op_key(
-    trace: &Trace,
-    ops: &OpTree,
-    memo: &mut Memo,
-    op: u32,
-) -> (OpKey, [Option<String>; 4]) {
-    let event = &trace.events[op as usize];
-    let shape = OpShape::of_event(trace, event);
-    let args = trace.op_args(event).copied().unwrap_or_default();
-    let reprs = [
-        args.input_dims,
-        args.input_type,
-        args.input_strides,
-        args.concrete_inputs,
-    ]
-    .map(|sym| memo.repr(trace, sym));
-    let raw = [
-        shape.input_dims,
-        shape.input_type,
-        shape.input_strides,
-        shape.concrete_inputs,
-    ];
-    let name = trace.name(event);
-    // By name, else by its kernels when they all agree (as the ops tables do).
-    let category = category::of_op_and_kernels(
-        name,
+/// What makes two invocations share an [`OpKey`] without building it: the
+/// op name, category, track and argument strings (interned symbols).
+pub(super) type OpSyms = (Sym, Category, u32, [Option<Sym>; 4]);
+
+/// The category of an op: by name, else by its kernels when they all agree
+/// (as the ops tables do).
+fn op_category(trace: &Trace, ops: &OpTree, op: u32) -> Category {
+    category::of_op_and_kernels(
+        trace.name(&trace.events[op as usize]),
         ops.gpu(op)
             .iter()
             .map(|&g| trace.name(&trace.events[g as usize])),
-    );
+    )
+}
+
+/// The [`OpSyms`] of an op.
+pub(super) fn op_syms(trace: &Trace, ops: &OpTree, op: u32) -> OpSyms {
+    let event = &trace.events[op as usize];
+    let (_, args, _) = model_key(trace, op, false);
+    (event.name, op_category(trace, ops, op), event.track, args)
+}
+
+/// The grouping key of an op.
+pub(super) fn op_key(trace: &Trace, ops: &OpTree, memo: &mut Memo, op: u32) -> OpKey {
+    let event = &trace.events[op as usize];
+    let (_, args, _) = model_key(trace, op, false);
     let track = trace.tracks[event.track as usize];
-    let label = |sym: Option<&crate::trace::Sym>| {
+    let label = |sym: Option<&Sym>| {
         sym.map_or_else(
             || "Unknown".to_string(),
             |s| trace.strings.get(*s).to_string(),
         )
     };
-    let key = OpKey {
-        name: name.to_string(),
-        category,
+    OpKey {
+        name: trace.name(event).to_string(),
+        category: op_category(trace, ops, op),
         process_name: label(trace.track_names.process.get(&track.pid)),
         process_label: label(trace.track_names.process_label.get(&track.pid)),
         thread_name: label(trace.track_names.thread.get(&track)),
-        args: reprs,
-    };
-    (key, raw.map(|r| r.map(str::to_string)))
+        args: args.map(|sym| memo.repr(trace, sym)),
+    }
+}
+
+/// An op's raw argument JSON (`Input Dims`, `Input type`, `Input Strides`,
+/// `Concrete Inputs`), for a row's first invocation.
+pub(super) fn raw_args(trace: &Trace, op: u32) -> [Option<String>; 4] {
+    let shape = OpShape::of_event(trace, &trace.events[op as usize]);
+    [
+        shape.input_dims,
+        shape.input_type,
+        shape.input_strides,
+        shape.concrete_inputs,
+    ]
+    .map(|raw| raw.map(str::to_string))
 }
 
 /// Per-position kernel statistics: the first invocation with kernels is the
@@ -296,7 +268,7 @@ fn kernel_stats(trace: &Trace, invocations: &[&Invocation]) -> Vec<KernelStats> 
                 count: durations.len() as u64,
                 total_us: total,
                 mean_us: mean,
-                median_us: median(&durations),
+                median_us: median(&durations).expect("the template's invocation"),
                 std_us: (pairwise_sum(&squares) / n).sqrt(),
                 min_us: durations.iter().copied().fold(f64::INFINITY, f64::min),
                 max_us: durations.iter().copied().fold(f64::NEG_INFINITY, f64::max),
@@ -314,12 +286,12 @@ pub(super) fn build_row(
 ) -> PerfRow {
     let first = group[0];
     let first_event = &trace.events[first.op as usize];
-    let model = first.model.as_ref().ok();
+    let model = first.model().ok();
     let kernel_us: Vec<f64> = group.iter().map(|i| i.kernel_us).collect();
     let rate = |per_invocation: &dyn Fn(&PerfModel, f64) -> f64| -> Option<Agg> {
         model?;
         Agg::of(group.iter().filter_map(|i| {
-            let m = i.model.as_ref().ok()?;
+            let m = i.model().ok()?;
             Some(if i.kernel_us > 0.0 {
                 per_invocation(m, i.kernel_us)
             } else {
@@ -335,10 +307,10 @@ pub(super) fn build_row(
         process_name: key.process_name.clone(),
         process_label: key.process_label.clone(),
         thread_name: key.thread_name.clone(),
-        input_dims: key.args[0].clone(),
-        input_type: key.args[1].clone(),
-        input_strides: key.args[2].clone(),
-        concrete_inputs: key.args[3].clone(),
+        input_dims: key.args[0].as_deref().map(str::to_string),
+        input_type: key.args[1].as_deref().map(str::to_string),
+        input_strides: key.args[2].as_deref().map(str::to_string),
+        concrete_inputs: key.args[3].as_deref().map(str::to_string),
         example_event: first_event.index,
         count: group.len() as u64,
         has_perf_model: model.is_some(),
@@ -350,7 +322,7 @@ pub(super) fn build_row(
             .and_then(|m| (m.bytes > 0.0).then(|| (m.flops / 1e9) * 1e9 / m.bytes)),
         compute_spec: model.and_then(|m| m.compute_spec),
         params: model.map(|m| m.params.clone()).unwrap_or_default(),
-        no_model: first.model.as_ref().err().map(ToString::to_string),
+        no_model: first.model().err().map(ToString::to_string),
         duration_us: Agg::of(group.iter().map(|i| trace.events[i.op as usize].dur))
             .unwrap_or_default(),
         kernel_time_us: Agg::of(kernel_us).unwrap_or_default(),

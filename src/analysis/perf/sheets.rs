@@ -2,10 +2,12 @@
 //! invocation of a modelled op, nested or CPU-only ones included, grouped by
 //! family, name and model parameters.
 
+use super::memo::{Memo, ModelKey};
 use super::op_tree::{Collected, OpTree, stops_traversal};
-use super::row::{Group, Invocation, Memo, PerfRow, build_row, invocation, op_key, rank};
+use super::row::{Group, Invocation, PerfRow, build_row, invocation, op_key, rank, raw_args};
+use crate::analysis::ops::slots::Slots;
 use crate::analysis::perf_model::Family;
-use crate::trace::{Kind, Trace};
+use crate::trace::{Kind, Sym, Trace};
 
 /// The family sheets' rows, family by family in sheet order, each ranked
 /// by kernel time.
@@ -36,19 +38,30 @@ pub(super) fn sheet_rows(
     let invocations: Vec<Invocation> = members
         .iter()
         .map(|&(op, forward)| invocation(trace, ops, memo, op, forward))
-        .filter(|inv| inv.model.is_ok())
+        .filter(|inv| inv.model().is_ok())
         .collect();
+    // Rows group by (family, name, model parameters); the op name and the
+    // model's key decide all three, so parameters are compared once per key.
     type SheetKey = (Family, String, Vec<(String, String)>);
-    let mut index: std::collections::HashMap<SheetKey, usize> = std::collections::HashMap::new();
+    let mut slots: Slots<(Sym, ModelKey), SheetKey> = Slots::default();
     let mut groups: Vec<Group> = Vec::new();
     for inv in &invocations {
-        let model = inv.model.as_ref().expect("modelled");
-        let (key, raw) = op_key(trace, ops, memo, inv.op);
-        let sheet_key = (model.family, key.name.clone(), model.params.clone());
-        let slot = *index.entry(sheet_key).or_insert_with(|| {
-            groups.push((key, raw, Vec::new()));
-            groups.len() - 1
+        let model = inv.model().expect("modelled");
+        let name = trace.events[inv.op as usize].name;
+        let (slot, opened) = slots.slot((name, inv.model_key), groups.len(), || {
+            (
+                model.family,
+                trace.strings.get(name).to_string(),
+                model.params.clone(),
+            )
         });
+        if opened.is_some() {
+            groups.push((
+                op_key(trace, ops, memo, inv.op),
+                raw_args(trace, inv.op),
+                Vec::new(),
+            ));
+        }
         groups[slot].2.push(inv);
     }
     let mut rows: Vec<PerfRow> = groups

@@ -9,6 +9,7 @@
 //! forward convolution; the bias gradient reads dY once.
 
 use super::args::{Args, numel};
+use super::count::Count;
 use super::dtype::Dtype;
 use super::family::{Family, NoModel, PerfModel};
 use super::repr::{bool_repr, params, str_repr, str_tuple_repr, tuple_repr};
@@ -52,7 +53,7 @@ pub struct Conv {
 
 impl Conv {
     /// FLOPs of the convolution itself (2 per multiply-add), without the bias.
-    fn conv_flops(&self) -> u128 {
+    fn conv_flops(&self) -> Count {
         let per_element = 2 * numel(&self.weight[1..]);
         if self.transposed {
             per_element * numel(&self.input)
@@ -62,31 +63,31 @@ impl Conv {
     }
 
     /// Forward FLOPs.
-    pub fn flops(&self) -> f64 {
+    pub fn flops(&self) -> Count {
         let bias = if self.bias.is_some() {
             numel(&self.output)
         } else {
-            0
+            Count::ZERO
         };
-        (self.conv_flops() + bias) as f64
+        self.conv_flops() + bias
     }
 
     /// Forward bytes.
-    pub fn bytes(&self) -> f64 {
-        let x = u128::from(self.dtype_input.bytes());
-        let bias = self.bias.map_or(0, |dtype| {
-            u128::from(self.output[1]) * u128::from(dtype.bytes())
+    pub fn bytes(&self) -> Count {
+        let x = self.dtype_input.size();
+        let bias = self.bias.map_or(Count::ZERO, |dtype| {
+            Count::from(self.output[1]) * dtype.size()
         });
-        (numel(&self.input) * x
-            + numel(&self.weight) * u128::from(self.dtype_weight.bytes())
+        numel(&self.input) * x
+            + numel(&self.weight) * self.dtype_weight.size()
             + numel(&self.output) * x
-            + bias) as f64
+            + bias
     }
 
     /// Backward FLOPs for the gradients `mask` asks for (input, weight, bias).
-    pub fn flops_backward(&self, mask: [bool; 3]) -> f64 {
+    pub fn flops_backward(&self, mask: [bool; 3]) -> Count {
         let conv = self.conv_flops();
-        let mut total = 0;
+        let mut total = Count::ZERO;
         if mask[0] {
             total += conv;
         }
@@ -96,19 +97,19 @@ impl Conv {
         if mask[2] {
             total += numel(&self.output);
         }
-        total as f64
+        total
     }
 
     /// Backward bytes for the gradients `mask` asks for: the input gradient
     /// reads dY and W and writes dX; the weight gradient reads dY and X and
     /// writes dW; the bias gradient reads dY and writes C_out elements.
-    pub fn bytes_backward(&self, mask: [bool; 3], dtype_grad: Dtype) -> f64 {
+    pub fn bytes_backward(&self, mask: [bool; 3], dtype_grad: Dtype) -> Count {
         let (x, w, dy) = (
-            numel(&self.input) * u128::from(self.dtype_input.bytes()),
-            numel(&self.weight) * u128::from(self.dtype_weight.bytes()),
-            numel(&self.output) * u128::from(dtype_grad.bytes()),
+            numel(&self.input) * self.dtype_input.size(),
+            numel(&self.weight) * self.dtype_weight.size(),
+            numel(&self.output) * dtype_grad.size(),
         );
-        let mut total = 0;
+        let mut total = Count::ZERO;
         if mask[0] {
             total += dy + w + x;
         }
@@ -117,9 +118,9 @@ impl Conv {
         }
         if mask[2] {
             let bias = self.bias.unwrap_or(dtype_grad);
-            total += dy + u128::from(self.output[1]) * u128::from(bias.bytes());
+            total += dy + Count::from(self.output[1]) * bias.size();
         }
-        total as f64
+        total
     }
 }
 
@@ -160,10 +161,13 @@ fn parse(args: &Args, base: usize, has_bias: Option<bool>) -> Result<Conv, NoMod
     if stride.iter().chain(&dilation).any(|&v| v < 1) || padding.iter().any(|&v| v < 0) {
         return Err(args.bad("non-positive stride or dilation, or negative padding"));
     }
+    let grouped = weight[1]
+        .checked_mul(groups)
+        .ok_or_else(|| args.implausible(format!("{groups} groups of {} channels", weight[1])))?;
     let (c_in, c_out) = if transposed {
-        (weight[0], weight[1] * groups)
+        (weight[0], grouped)
     } else {
-        (weight[1] * groups, weight[0])
+        (grouped, weight[0])
     };
     if input[1] != c_in {
         return Err(args.bad(format!(
@@ -173,18 +177,23 @@ fn parse(args: &Args, base: usize, has_bias: Option<bool>) -> Result<Conv, NoMod
     }
     let mut output = vec![input[0], c_out];
     for d in 0..spatial {
-        let (i, k) = (input[d + 2] as i64, weight[d + 2] as i64);
-        let size = if transposed {
-            (i - 1) * stride[d] - 2 * padding[d] + dilation[d] * (k - 1) + output_padding[d] + 1
-        } else {
-            let span = i + 2 * padding[d] - dilation[d] * (k - 1) - 1;
-            if span < 0 {
-                return Err(args.bad("kernel larger than the padded input"));
-            }
-            span / stride[d] + 1
-        };
+        let size = output_size(
+            input[d + 2],
+            weight[d + 2],
+            [stride[d], padding[d], dilation[d], output_padding[d]],
+            transposed,
+        )
+        .ok_or_else(|| {
+            args.implausible(format!(
+                "the output size of spatial dim {d} overflows 64 bits: input {input:?}, weight {weight:?}"
+            ))
+        })?;
         if size < 1 {
-            return Err(args.bad("empty output"));
+            return Err(args.bad(if transposed {
+                "empty output"
+            } else {
+                "kernel larger than the padded input"
+            }));
         }
         output.push(size as u64);
     }
@@ -210,6 +219,30 @@ fn parse(args: &Args, base: usize, has_bias: Option<bool>) -> Result<Conv, NoMod
         dtype_weight: args.dtype(base + 1)?,
         bias,
     })
+}
+
+/// One spatial output size, in 128 bits (sizes and arguments are 64-bit):
+/// `(in−1)·s − 2p + d·(k−1) + output_padding + 1` transposed, else
+/// `⌊(in + 2p − d·(k−1) − 1)/s⌋ + 1` (0 when the kernel overhangs the
+/// padded input). `None` when it does not fit an `i64` size.
+fn output_size(input: u64, kernel: u64, [s, p, d, op]: [i64; 4], transposed: bool) -> Option<i64> {
+    let (i, k) = (i128::from(input), i128::from(kernel));
+    let (s, p, d, op) = (i128::from(s), i128::from(p), i128::from(d), i128::from(op));
+    let size = if transposed {
+        (i - 1)
+            .checked_mul(s)?
+            .checked_sub(p.checked_mul(2)?)?
+            .checked_add(d.checked_mul(k - 1)?)?
+            .checked_add(op)?
+            .checked_add(1)?
+    } else {
+        let span = i
+            .checked_add(p.checked_mul(2)?)?
+            .checked_sub(d.checked_mul(k - 1)?)?
+            .checked_sub(1)?;
+        if span < 0 { 0 } else { span / s + 1 }
+    };
+    i64::try_from(size).ok()
 }
 
 fn conv_params(args: &Args, conv: &Conv, base: usize) -> Vec<(String, String)> {
@@ -263,19 +296,24 @@ pub(crate) fn model(args: &Args) -> Result<PerfModel, NoModel> {
             )));
         }
         let dtype_grad = args.dtype(0)?;
+        let (flops, bytes) = args.measured(
+            conv.flops_backward(mask),
+            conv.bytes_backward(mask, dtype_grad),
+        )?;
         return Ok(PerfModel {
             family: Family::ConvBwd,
-            flops: conv.flops_backward(mask),
-            bytes: conv.bytes_backward(mask, dtype_grad),
+            flops,
+            bytes,
             compute_spec: conv.dtype_input.matrix_spec(),
             params: conv_params(args, &conv, 1),
         });
     }
     let conv = parse(args, 0, None)?;
+    let (flops, bytes) = args.measured(conv.flops(), conv.bytes())?;
     Ok(PerfModel {
         family: Family::ConvFwd,
-        flops: conv.flops(),
-        bytes: conv.bytes(),
+        flops,
+        bytes,
         compute_spec: conv.dtype_input.matrix_spec(),
         params: conv_params(args, &conv, 0),
     })
@@ -284,10 +322,14 @@ pub(crate) fn model(args: &Args) -> Result<PerfModel, NoModel> {
 pub(crate) fn model_backward(args: &Args) -> Result<PerfModel, NoModel> {
     let conv = parse(args, 0, None)?;
     let mask = [true, true, conv.bias.is_some()];
+    let (flops, bytes) = args.measured(
+        conv.flops_backward(mask),
+        conv.bytes_backward(mask, conv.dtype_input),
+    )?;
     Ok(PerfModel {
         family: Family::ConvBwd,
-        flops: conv.flops_backward(mask),
-        bytes: conv.bytes_backward(mask, conv.dtype_input),
+        flops,
+        bytes,
         compute_spec: conv.dtype_input.matrix_spec(),
         params: conv_params(args, &conv, 0),
     })

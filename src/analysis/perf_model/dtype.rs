@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use super::count::Count;
 use crate::analysis::hardware::ComputeSpec;
 
 /// A tensor element type (or the `Scalar` marker of a Python number argument).
@@ -115,6 +116,11 @@ impl Dtype {
             26 => Dtype::F8E4m3fnuz,
             _ => return None,
         })
+    }
+
+    /// [`Dtype::bytes`] as a [`Count`], for the models' formulas.
+    pub fn size(self) -> Count {
+        Count::from(self.bytes())
     }
 
     /// Bytes one element occupies in memory (a `Float4_e2m1fn_x2` element is

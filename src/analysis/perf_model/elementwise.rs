@@ -125,16 +125,15 @@ fn unary(args: &Args, is_copy: bool) -> Result<PerfModel, NoModel> {
         (None, false)
     };
     let bytes = match second {
-        Some((n_src, dtype_src)) => {
-            n * u128::from(dtype_in.bytes()) + n_src * u128::from(dtype_src.bytes())
-        }
-        None => n * 2 * u128::from(dtype_in.bytes()),
+        Some((n_src, dtype_src)) => n * dtype_in.size() + n_src * dtype_src.size(),
+        None => n * 2 * dtype_in.size(),
     };
+    let (flops, bytes) = args.measured(n, bytes)?;
     let out_type = has_out.then(|| args.type_str(1)).flatten();
     Ok(PerfModel {
         family: Family::UnaryElementwise,
-        flops: n as f64,
-        bytes: bytes as f64,
+        flops,
+        bytes,
         compute_spec: dtype_in.vector_spec(),
         params: params([
             ("op_shape", tuple_repr(&shape)),
@@ -176,11 +175,20 @@ fn upsample(args: &Args) -> Result<PerfModel, NoModel> {
                 .and_then(|t| t.strip_suffix(']'))
                 .and_then(|inner| inner.split(',').map(super::args::parse_float).collect());
             match factors {
-                Some(f) if f.len() == spatial => input[2..]
-                    .iter()
-                    .zip(f)
-                    .map(|(&size, scale)| (size as f64 * scale).floor() as u64)
-                    .collect(),
+                Some(f) if f.len() == spatial => {
+                    let sizes: Vec<f64> = input[2..]
+                        .iter()
+                        .zip(f)
+                        .map(|(&size, scale)| (size as f64 * scale).floor())
+                        .collect();
+                    // A saturating cast would turn a negative or huge size into 0 or u64::MAX.
+                    if sizes.iter().any(|&s| !(0.0..=i64::MAX as f64).contains(&s)) {
+                        return Err(args.implausible(format!(
+                            "scale_factors `{text}` give output sizes {sizes:?}"
+                        )));
+                    }
+                    sizes.into_iter().map(|s| s as u64).collect()
+                }
                 _ => return Err(args.bad("neither output_size nor scale_factors recorded")),
             }
         }
@@ -188,10 +196,11 @@ fn upsample(args: &Args) -> Result<PerfModel, NoModel> {
     let output: Vec<u64> = input[..2].iter().copied().chain(sizes).collect();
     let dtype = args.dtype(0)?;
     let (n_in, n_out) = (numel(&input), numel(&output));
+    let (flops, bytes) = args.measured(n_out, (n_in + n_out) * dtype.size())?;
     Ok(PerfModel {
         family: Family::UnaryElementwise,
-        flops: n_out as f64,
-        bytes: ((n_in + n_out) * u128::from(dtype.bytes())) as f64,
+        flops,
+        bytes,
         compute_spec: dtype.vector_spec(),
         params: params([
             ("input_shape", tuple_repr(&input)),
@@ -226,14 +235,13 @@ fn binary(args: &Args) -> Result<PerfModel, NoModel> {
         }
     };
     let (n1, n2, n_out) = (numel(&shape1), numel(&shape2), numel(&out_shape));
-    let bytes = n1 * u128::from(dtype1.bytes())
-        + n2 * u128::from(dtype2.bytes())
-        + n_out * u128::from(dtype_out.bytes());
+    let bytes = n1 * dtype1.size() + n2 * dtype2.size() + n_out * dtype_out.size();
+    let (flops, bytes) = args.measured(n_out, bytes)?;
     let out_type = has_out.then(|| args.type_str(2)).flatten();
     Ok(PerfModel {
         family: Family::BinaryElementwise,
-        flops: n_out as f64,
-        bytes: bytes as f64,
+        flops,
+        bytes,
         compute_spec: dtype1.vector_spec(),
         params: params([
             ("shape_in1", tuple_repr(&shape1)),

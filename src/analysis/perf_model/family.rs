@@ -162,4 +162,14 @@ pub enum NoModel {
         /// What could not be read.
         reason: String,
     },
+    /// The recorded arguments describe no tensor PyTorch can hold (a
+    /// negative size, a size above `i64::MAX`) or FLOPs/bytes that overflow
+    /// 128 bits: a corrupt or fuzzed trace. Counted as an anomaly.
+    #[error("`{name}`: {reason}")]
+    Implausible {
+        /// The op name.
+        name: String,
+        /// What is implausible.
+        reason: String,
+    },
 }

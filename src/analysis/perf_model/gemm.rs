@@ -5,6 +5,7 @@
 //! Backward (input and weight gradients): 2·(2·M·N·K) (+ M·N for the bias).
 
 use super::args::{Args, numel};
+use super::count::Count;
 use super::dtype::Dtype;
 use super::family::{Family, NoModel, PerfModel};
 use super::repr::{bool_repr, params, str_tuple_repr};
@@ -44,60 +45,68 @@ pub struct Gemm {
     /// The output's type.
     pub dtype_out: Dtype,
     /// The bias (added tensor): its element count and type.
-    pub bias: Option<(u128, Dtype)>,
+    pub bias: Option<(Count, Dtype)>,
 }
 
 impl Gemm {
     /// Forward FLOPs: 2·M·N·K per batch, plus M·N for the bias add.
-    pub fn flops(&self) -> f64 {
+    pub fn flops(&self) -> Count {
         let (b, m, n, k) = self.dims();
-        let bias = if self.bias.is_some() { m * n } else { 0 };
-        (b * (2 * m * n * k + bias)) as f64
+        let bias = if self.bias.is_some() {
+            m * n
+        } else {
+            Count::ZERO
+        };
+        b * (2 * m * n * k + bias)
     }
 
     /// Forward bytes: A and B read, the output written, the bias read.
-    pub fn bytes(&self) -> f64 {
+    pub fn bytes(&self) -> Count {
         let (b, m, n, k) = self.dims();
-        let per_batch = m * k * u128::from(self.dtype_a.bytes())
-            + k * n * u128::from(self.dtype_b.bytes())
-            + m * n * u128::from(self.dtype_out.bytes());
+        let per_batch = m * k * self.dtype_a.size()
+            + k * n * self.dtype_b.size()
+            + m * n * self.dtype_out.size();
         let bias = self
             .bias
-            .map_or(0, |(elems, dtype)| elems * u128::from(dtype.bytes()));
-        (b * per_batch + bias) as f64
+            .map_or(Count::ZERO, |(elems, dtype)| elems * dtype.size());
+        b * per_batch + bias
     }
 
     /// Backward FLOPs: dA = dY·Bᵀ (2·M·K·N), dB = Aᵀ·dY (2·K·N·M), plus
     /// M·N to reduce dY into the bias gradient.
-    pub fn flops_backward(&self) -> f64 {
+    pub fn flops_backward(&self) -> Count {
         let (b, m, n, k) = self.dims();
-        let bias = if self.bias.is_some() { m * n } else { 0 };
-        (b * (2 * m * k * n + 2 * k * n * m + bias)) as f64
+        let bias = if self.bias.is_some() {
+            m * n
+        } else {
+            Count::ZERO
+        };
+        b * (2 * m * k * n + 2 * k * n * m + bias)
     }
 
     /// Backward bytes: dA reads dY and B and writes dA; dB reads dY and A and
     /// writes dB; the bias gradient reads dY and writes N elements.
-    pub fn bytes_backward(&self) -> f64 {
+    pub fn bytes_backward(&self) -> Count {
         let (b, m, n, k) = self.dims();
         let (a, bb, out) = (
-            u128::from(self.dtype_a.bytes()),
-            u128::from(self.dtype_b.bytes()),
-            u128::from(self.dtype_out.bytes()),
+            self.dtype_a.size(),
+            self.dtype_b.size(),
+            self.dtype_out.size(),
         );
         let grad_a = m * n * out + k * n * bb + m * k * a;
         let grad_b = m * n * out + m * k * a + k * n * bb;
         let grad_bias = self
             .bias
-            .map_or(0, |(_, dtype)| m * n * out + n * u128::from(dtype.bytes()));
-        (b * (grad_a + grad_b + grad_bias)) as f64
+            .map_or(Count::ZERO, |(_, dtype)| m * n * out + n * dtype.size());
+        b * (grad_a + grad_b + grad_bias)
     }
 
-    fn dims(&self) -> (u128, u128, u128, u128) {
+    fn dims(&self) -> (Count, Count, Count, Count) {
         (
-            u128::from(self.b),
-            u128::from(self.m),
-            u128::from(self.n),
-            u128::from(self.k),
+            Count::from(self.b),
+            Count::from(self.m),
+            Count::from(self.n),
+            Count::from(self.k),
         )
     }
 }
@@ -127,7 +136,7 @@ fn parse(args: &Args) -> Result<(Gemm, usize, usize), NoModel> {
             Ok(default)
         }
     };
-    let bias_of = |i: usize| -> Result<Option<(u128, Dtype)>, NoModel> {
+    let bias_of = |i: usize| -> Result<Option<(Count, Dtype)>, NoModel> {
         match args.tensor_shape(i) {
             Some(shape) => Ok(Some((numel(&shape), args.dtype(i)?))),
             None => Ok(None),
@@ -232,7 +241,7 @@ fn parse(args: &Args) -> Result<(Gemm, usize, usize), NoModel> {
             let dtype_a = args.dtype(0)?;
             let gemm = Gemm {
                 b: 1,
-                m: rows.iter().product(),
+                m: args.size(numel(rows))?,
                 n: w[0],
                 k,
                 dtype_a,
@@ -264,7 +273,7 @@ fn matmul_dims(args: &Args, a: &[u64], b: &[u64]) -> Result<Gemm, NoModel> {
     let (m, ka, batch_a): (u64, u64, &[u64]) = match a.len() {
         1 => (1, a[0], &[]),
         2 => (a[0], a[1], &[]),
-        _ if b.len() <= 2 => (a[..a.len() - 1].iter().product(), a[a.len() - 1], &[]),
+        _ if b.len() <= 2 => (args.size(numel(&a[..a.len() - 1]))?, a[a.len() - 1], &[]),
         _ => (a[a.len() - 2], a[a.len() - 1], &a[..a.len() - 2]),
     };
     let (n, kb, batch_b): (u64, u64, &[u64]) = match b.len() {
@@ -279,7 +288,7 @@ fn matmul_dims(args: &Args, a: &[u64], b: &[u64]) -> Result<Gemm, NoModel> {
         .ok_or_else(|| args.bad(format!("batch dimensions do not broadcast: {a:?} x {b:?}")))?;
     let dtype_a = args.dtype(0)?;
     Ok(Gemm {
-        b: batch.iter().product(),
+        b: args.size(numel(&batch))?,
         m,
         n,
         k: ka,
@@ -315,10 +324,11 @@ fn gemm_params(args: &Args, gemm: &Gemm, ia: usize, ib: usize) -> Vec<(String, S
 
 pub(crate) fn model(args: &Args) -> Result<PerfModel, NoModel> {
     let (gemm, ia, ib) = parse(args)?;
+    let (flops, bytes) = args.measured(gemm.flops(), gemm.bytes())?;
     Ok(PerfModel {
         family: Family::Gemm,
-        flops: gemm.flops(),
-        bytes: gemm.bytes(),
+        flops,
+        bytes,
         compute_spec: gemm.dtype_a.matrix_spec(),
         params: gemm_params(args, &gemm, ia, ib),
     })
@@ -326,10 +336,11 @@ pub(crate) fn model(args: &Args) -> Result<PerfModel, NoModel> {
 
 pub(crate) fn model_backward(args: &Args) -> Result<PerfModel, NoModel> {
     let (gemm, ia, ib) = parse(args)?;
+    let (flops, bytes) = args.measured(gemm.flops_backward(), gemm.bytes_backward())?;
     Ok(PerfModel {
         family: Family::GemmBwd,
-        flops: gemm.flops_backward(),
-        bytes: gemm.bytes_backward(),
+        flops,
+        bytes,
         compute_spec: gemm.dtype_a.matrix_spec(),
         params: gemm_params(args, &gemm, ia, ib),
     })

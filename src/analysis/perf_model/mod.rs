@@ -14,6 +14,7 @@
 
 mod args;
 pub mod conv;
+pub mod count;
 pub mod dtype;
 pub mod elementwise;
 mod family;
@@ -27,6 +28,7 @@ pub mod softmax;
 use args::Args;
 
 pub use args::OpShape;
+pub use count::Count;
 pub use dtype::Dtype;
 pub use family::{Family, NoModel, PerfModel};
 
@@ -155,6 +157,115 @@ mod tests {
             str_tuple_repr(&[Some("c10::BFloat16"), None]),
             "('c10::BFloat16', None)"
         );
+    }
+
+    /// An op with the given dims, fp32 inputs and empty scalar arguments.
+    fn huge_op<'a>(name: &'a str, dims: &'a str, concrete: &'a str) -> OpShape<'a> {
+        OpShape {
+            name,
+            input_dims: Some(dims),
+            input_type: Some(
+                r#"["float", "float", "float", "float", "float", "float", "float", "float", "float"]"#,
+            ),
+            input_strides: None,
+            concrete_inputs: Some(concrete),
+        }
+    }
+
+    #[test]
+    fn huge_dims_overflow_is_implausible_not_zero_flops() {
+        // Dims near i64::MAX: products beyond 128 bits used to wrap to 0 FLOPs
+        // in release builds (and panic in debug ones).
+        const BIG: u64 = i64::MAX as u64;
+        let two = format!("[[{BIG}, {BIG}], [{BIG}, {BIG}]]");
+        let three = format!("[[{BIG}, {BIG}, {BIG}], [{BIG}, {BIG}, {BIG}]]");
+        let linear = format!("[[{BIG}, {BIG}, {BIG}], [{BIG}, {BIG}]]");
+        let four = format!(
+            "[[{BIG}, 2, {BIG}, {BIG}], [{BIG}, 2, {BIG}, {BIG}], [{BIG}, 2, {BIG}, {BIG}]]"
+        );
+        let conv =
+            format!("[[{BIG}, 1, {BIG}, {BIG}], [{BIG}, 1, 1, 1], [], [], [], [], [], [], []]");
+        let cases: Vec<(&str, &str, &str)> = vec![
+            ("aten::mm", &two, "[]"),
+            ("aten::bmm", &three, "[]"),
+            ("aten::matmul", &three, "[]"),
+            ("aten::linear", &linear, "[]"),
+            ("aten::add", &three, "[]"),
+            ("aten::copy_", &three, "[]"),
+            ("aten::sum", &three, "[]"),
+            ("aten::_softmax", &three, r#"["", "-1", "False"]"#),
+            (
+                "aten::layer_norm",
+                &three,
+                r#"["", "[9223372036854775807]"]"#,
+            ),
+            (
+                "aten::native_batch_norm",
+                &three,
+                r#"["", "", "", "", "", "True"]"#,
+            ),
+            (
+                "aten::_scaled_dot_product_flash_attention",
+                &four,
+                r#"["", "", "", "0.", "False"]"#,
+            ),
+            (
+                "aten::convolution",
+                &conv,
+                r#"["", "", "", "[1, 1]", "[0, 0]", "[1, 1]", "False", "[0, 0]", "1"]"#,
+            ),
+        ];
+        for (name, dims, concrete) in cases {
+            for result in [
+                model(&huge_op(name, dims, concrete)),
+                model_backward(&huge_op(name, dims, concrete)),
+            ] {
+                match result {
+                    Err(NoModel::Implausible { .. } | NoModel::UnknownOp { .. }) => {}
+                    other => panic!("{name} {dims}: {other:?}"),
+                }
+            }
+            assert!(
+                matches!(
+                    model(&huge_op(name, dims, concrete)),
+                    Err(NoModel::Implausible { .. })
+                ),
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn large_but_representable_dims_keep_exact_figures() {
+        // 2^40 × 2^20 · 2^20 × 2^10: 2^71 multiply-adds, far beyond u64, inside u128.
+        let m = model(&huge_op(
+            "aten::mm",
+            "[[1099511627776, 1048576], [1048576, 1024]]",
+            "[]",
+        ))
+        .expect("modelled");
+        assert_eq!(m.flops, 2.0 * 2f64.powi(70));
+        assert!(m.bytes.is_finite() && m.bytes > 0.0);
+    }
+
+    #[test]
+    fn negative_and_oversized_dims_are_implausible() {
+        for dims in [
+            "[[-1, 4], [4]]",
+            "[[4, 4], [-9223372036854775808]]",
+            "[[9223372036854775808, 4], [4]]",
+            "[[18446744073709551615, 4], [4]]",
+            "[[100000000000000000000000, 4], [4]]",
+        ] {
+            let result = model(&huge_op("aten::add", dims, "[]"));
+            assert!(
+                matches!(result, Err(NoModel::Implausible { .. })),
+                "{dims}: {result:?}"
+            );
+        }
+        // A fraction is no size at all: unreadable, not implausible.
+        let result = model(&huge_op("aten::add", "[[1.5, 4], [4]]", "[]"));
+        assert!(matches!(result, Err(NoModel::BadArgs { .. })), "{result:?}");
     }
 
     #[test]

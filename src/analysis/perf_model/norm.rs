@@ -16,6 +16,7 @@
 //! from the string: `"False"` is false).
 
 use super::args::{Args, numel, parse_bool};
+use super::count::Count;
 use super::family::{Family, NoModel, PerfModel};
 use super::repr::{bool_repr, params, str_tuple_repr, tuple_repr};
 
@@ -150,89 +151,106 @@ pub struct Norm {
     pub training: bool,
 }
 
+/// Figures are `None` where a count overflows 128 bits; the float
+/// formulas work on exact counts, whose `f64` values are always finite.
 impl Norm {
+    fn counts(&self) -> (Count, Count, Count) {
+        (
+            Count::from(self.n),
+            Count::from(self.c),
+            Count::from(self.bpe),
+        )
+    }
+
     /// Forward FLOPs.
-    pub fn flops(&self) -> f64 {
-        let stats = if self.training { 3 * self.n } else { 0 };
-        (6 * self.c + stats + 2 * self.n) as f64
+    pub fn flops(&self) -> Option<f64> {
+        let (n, c, _) = self.counts();
+        let stats = if self.training { 3 * n } else { Count::ZERO };
+        (6 * c + stats + 2 * n).to_f64()
     }
 
     /// Forward bytes.
-    pub fn bytes(&self) -> f64 {
+    pub fn bytes(&self) -> Option<f64> {
+        let (n, c, bpe) = self.counts();
         let k = 2 + u128::from(self.affine) + u128::from(self.bias) + 2 * u128::from(self.training);
-        (2 * self.n * self.bpe + k * self.c * self.bpe) as f64
+        (2 * n * bpe + k * c * bpe).to_f64()
     }
 
     /// RMS norm FLOPs.
-    pub fn rms_flops(&self) -> f64 {
+    pub fn rms_flops(&self) -> Option<f64> {
+        let (n, c, _) = self.counts();
         let rows = self.n as f64 / self.c as f64;
-        rows * (2 * self.c + 2) as f64 + (self.n * if self.affine { 2 } else { 1 }) as f64
+        let per_element = if self.affine { 2 } else { 1 };
+        Some(rows * (2 * c + 2).to_f64()? + (n * per_element).to_f64()?)
     }
 
     /// RMS norm bytes.
-    pub fn rms_bytes(&self) -> f64 {
-        let weight = if self.affine { self.c * self.bpe } else { 0 };
-        (2 * self.n * self.bpe + weight) as f64
+    pub fn rms_bytes(&self) -> Option<f64> {
+        let (n, c, bpe) = self.counts();
+        let weight = if self.affine { c * bpe } else { Count::ZERO };
+        (2 * n * bpe + weight).to_f64()
     }
 
     /// Backward FLOPs (`grad_input` requested or not).
-    pub fn flops_backward(&self, grad_input: bool) -> f64 {
+    pub fn flops_backward(&self, grad_input: bool) -> Option<f64> {
         let per_channel_elems = self.n as f64 / self.c as f64;
         let mut per_channel = if self.training { 0.0 } else { 3.0 };
         per_channel += 4.0 * per_channel_elems;
         if grad_input {
             per_channel += if self.training { 5.0 } else { 2.0 } * per_channel_elems;
         }
-        self.c as f64 * per_channel
+        Some(self.c as f64 * per_channel)
     }
 
     /// Backward bytes.
-    pub fn bytes_backward(&self, grad_input: bool) -> f64 {
+    pub fn bytes_backward(&self, grad_input: bool) -> Option<f64> {
+        let (n, c, bpe) = self.counts();
         let reads_input = if grad_input && self.training { 2 } else { 1 };
-        let mut total = self.n * self.bpe + self.n * self.bpe * reads_input;
+        let mut total = n * bpe + n * bpe * reads_input;
         if self.training {
-            total += self.c * self.bpe;
+            total += c * bpe;
         }
         if self.affine {
-            total += self.c * self.bpe;
+            total += c * bpe;
             if self.training {
-                total += self.c * self.bpe * if self.bias { 2 } else { 1 };
+                total += c * bpe * if self.bias { 2 } else { 1 };
             }
         }
-        total as f64
+        total.to_f64()
     }
 
     /// RMS norm backward FLOPs (`mask`: input and weight gradients).
-    pub fn rms_flops_backward(&self, mask: [bool; 2]) -> f64 {
-        let n = self.n;
-        let mut total = if self.affine { n } else { 0 } + n;
+    pub fn rms_flops_backward(&self, mask: [bool; 2]) -> Option<f64> {
+        let (n, _, _) = self.counts();
+        let mut total = if self.affine { n } else { Count::ZERO } + n;
         if mask[0] {
             total += 6 * n;
         }
         if mask[1] && self.affine {
             total += n;
-            if n > self.c {
+            if self.n > self.c {
                 total += n;
             }
         }
-        total as f64
+        total.to_f64()
     }
 
     /// RMS norm backward bytes.
-    pub fn rms_bytes_backward(&self) -> f64 {
+    pub fn rms_bytes_backward(&self) -> Option<f64> {
+        let (n, c, bpe) = self.counts();
         let weight = if self.affine {
-            2 * self.c * self.bpe
+            2 * c * bpe
         } else {
-            0
+            Count::ZERO
         };
-        (3 * self.n * self.bpe + weight) as f64
+        (3 * n * bpe + weight).to_f64()
     }
 }
 
 fn channels_of_shape(args: &Args, index: usize) -> Result<u128, NoModel> {
     match args.int_list(index)? {
         Some(dims) if !dims.is_empty() && dims.iter().all(|&d| d > 0) => {
-            Ok(dims.iter().map(|&d| d as u128).product())
+            args.exact(dims.iter().map(|&d| Count::from(d as u64)).product())
         }
         other => Err(args.bad(format!("bad normalized_shape {other:?}"))),
     }
@@ -286,7 +304,7 @@ pub(crate) fn model(args: &Args) -> Result<PerfModel, NoModel> {
     })?;
     let shape = args.shape(0)?;
     let dtype = args.dtype(0)?;
-    let n = numel(&shape);
+    let n = args.exact(numel(&shape))?;
     let bpe = u128::from(dtype.bytes());
     let (norm, rms) = match kind {
         Kind::Layer {
@@ -342,9 +360,9 @@ pub(crate) fn model(args: &Args) -> Result<PerfModel, NoModel> {
         return Err(args.bad(format!("{} channels do not divide {n} elements", norm.c)));
     }
     let (flops, bytes) = if rms {
-        (norm.rms_flops(), norm.rms_bytes())
+        args.figures(norm.rms_flops(), norm.rms_bytes())?
     } else {
-        (norm.flops(), norm.bytes())
+        args.figures(norm.flops(), norm.bytes())?
     };
     Ok(PerfModel {
         family: Family::NormFwd,
@@ -362,7 +380,7 @@ fn backward(args: &Args, kind: BackwardKind) -> Result<PerfModel, NoModel> {
     };
     let shape = args.shape(input)?;
     let dtype = args.dtype(input)?;
-    let n = numel(&shape);
+    let n = args.exact(numel(&shape))?;
     let bpe = u128::from(dtype.bytes());
     let (norm, flops, bytes) = match kind {
         BackwardKind::Layer => {
@@ -436,6 +454,7 @@ fn backward(args: &Args, kind: BackwardKind) -> Result<PerfModel, NoModel> {
     if norm.c == 0 || n % norm.c != 0 {
         return Err(args.bad(format!("{} channels do not divide {n} elements", norm.c)));
     }
+    let (flops, bytes) = args.figures(flops, bytes)?;
     Ok(PerfModel {
         family: Family::NormBwd,
         flops,

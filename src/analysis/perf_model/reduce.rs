@@ -7,6 +7,7 @@
 //! n_in, bytes = n_out·bpe_out + n_in·bpe_in.
 
 use super::args::{Args, numel};
+use super::count::Count;
 use super::dtype::Dtype;
 use super::family::{Family, NoModel, PerfModel};
 use super::repr::{params, str_repr, str_tuple_repr};
@@ -86,27 +87,26 @@ pub struct Reduction {
 
 impl Reduction {
     /// Forward bytes.
-    pub fn bytes(&self) -> f64 {
-        let written: u128 = self
+    pub fn bytes(&self) -> Count {
+        let written: Count = self
             .dtype_out
             .iter()
-            .map(|d| self.n_out * u128::from(d.bytes()))
+            .map(|d| Count::from(self.n_out) * d.size())
             .sum();
-        (self.n_in * u128::from(self.dtype_in.bytes()) + written) as f64
+        Count::from(self.n_in) * self.dtype_in.size() + written
     }
 
     /// Backward bytes: the output gradient read, the input gradient written.
-    pub fn bytes_backward(&self) -> f64 {
+    pub fn bytes_backward(&self) -> Count {
         let out = self.dtype_out.first().copied().unwrap_or(self.dtype_in);
-        (self.n_out * u128::from(out.bytes()) + self.n_in * u128::from(self.dtype_in.bytes()))
-            as f64
+        Count::from(self.n_out) * out.size() + Count::from(self.n_in) * self.dtype_in.size()
     }
 }
 
 fn parse(args: &Args) -> Result<Option<Reduction>, NoModel> {
     let shape = args.shape(0)?;
     let dtype_in = args.dtype(0)?;
-    let n_in = numel(&shape);
+    let n_in = args.exact(numel(&shape))?;
     let short = args.name.strip_prefix("aten::").unwrap_or(args.name);
     let n_out = match layout(args) {
         Layout::Elementwise => return Ok(None),
@@ -128,15 +128,16 @@ fn parse(args: &Args) -> Result<Option<Reduction>, NoModel> {
                         }
                         reduced[axis as usize] = true;
                     }
-                    shape
+                    let kept: Count = shape
                         .iter()
                         .zip(&reduced)
                         .filter_map(|(&size, &gone)| match (gone, keepdim) {
-                            (false, _) => Some(u128::from(size)),
-                            (true, true) => Some(1),
+                            (false, _) => Some(Count::from(size)),
+                            (true, true) => Some(Count::ONE),
                             (true, false) => None,
                         })
-                        .product()
+                        .product();
+                    args.exact(kept)?
                 }
             }
         }
@@ -184,10 +185,11 @@ pub(crate) fn model(args: &Args) -> Result<PerfModel, NoModel> {
     let Some(r) = parse(args)? else {
         return super::elementwise::model(args);
     };
+    let (flops, bytes) = args.measured(Count::from(r.n_in), r.bytes())?;
     Ok(PerfModel {
         family: Family::ReduceFwd,
-        flops: r.n_in as f64,
-        bytes: r.bytes(),
+        flops,
+        bytes,
         compute_spec: r.dtype_in.vector_spec(),
         params: reduce_params(args, &r),
     })
@@ -197,10 +199,11 @@ pub(crate) fn model_backward(args: &Args) -> Result<PerfModel, NoModel> {
     let Some(r) = parse(args)? else {
         return Err(args.bad("elementwise max/min has no reduction backward"));
     };
+    let (flops, bytes) = args.measured(Count::from(r.n_in), r.bytes_backward())?;
     Ok(PerfModel {
         family: Family::ReduceBwd,
-        flops: r.n_in as f64,
-        bytes: r.bytes_backward(),
+        flops,
+        bytes,
         compute_spec: r.dtype_in.vector_spec(),
         params: reduce_params(args, &r),
     })

@@ -12,6 +12,7 @@
 //! varlen forms take (total tokens, H, D) with cumulative sequence lengths.
 
 use super::args::Args;
+use super::count::Count;
 use super::dtype::Dtype;
 use super::family::{Family, NoModel, PerfModel};
 use super::repr::{bool_repr, float_repr, params, str_tuple_repr};
@@ -124,33 +125,48 @@ pub struct Attention {
 }
 
 /// Forward flops of one (B, N_Q, N_KV) block.
-fn flops_block(a: &Attention, b: u128, n_q: u128, n_kv: u128) -> Result<f64, String> {
-    let h_q = u128::from(a.h_q);
-    let total = 2 * b * h_q * n_q * n_kv * (u128::from(a.d_qk) + u128::from(a.d_v));
-    halve_if_causal(a, n_q, n_kv, total as f64)
+fn flops_block(a: &Attention, b: u128, n_q: u128, n_kv: u128) -> Result<Option<f64>, String> {
+    let total = 2
+        * Count::from(b)
+        * Count::from(a.h_q)
+        * Count::from(n_q)
+        * Count::from(n_kv)
+        * (Count::from(a.d_qk) + Count::from(a.d_v));
+    halve_if_causal(a, n_q, n_kv, total)
 }
 
-fn flops_block_backward(a: &Attention, b: u128, n_q: u128, n_kv: u128) -> Result<f64, String> {
-    let (h_q, h_kv) = (u128::from(a.h_q), u128::from(a.h_kv));
-    let (d_qk, d_v) = (u128::from(a.d_qk), u128::from(a.d_v));
-    let matmul = |d: u128| 2 * b * h_q * n_q * n_kv * d;
-    let group_reduce = |d: u128| b * n_kv * d * (h_q / h_kv - 1);
-    let recompute = if a.flash { matmul(d_qk) } else { 0 };
+fn flops_block_backward(
+    a: &Attention,
+    b: u128,
+    n_q: u128,
+    n_kv: u128,
+) -> Result<Option<f64>, String> {
+    let (b, n_q_count, n_kv_count) = (Count::from(b), Count::from(n_q), Count::from(n_kv));
+    let matmul = |d: u64| 2 * b * Count::from(a.h_q) * n_q_count * n_kv_count * Count::from(d);
+    // Query heads sharing each KV head, less the one that needs no reduction.
+    let extra_heads = Count::from((a.h_q / a.h_kv).saturating_sub(1));
+    let group_reduce = |d: u64| b * n_kv_count * Count::from(d) * extra_heads;
+    let recompute = if a.flash { matmul(a.d_qk) } else { Count::ZERO };
     let total = recompute
-        + matmul(d_v)
-        + group_reduce(d_v)
-        + matmul(d_v)
-        + matmul(d_qk)
-        + matmul(d_qk)
-        + group_reduce(d_qk);
-    halve_if_causal(a, n_q, n_kv, total as f64)
+        + matmul(a.d_v)
+        + group_reduce(a.d_v)
+        + matmul(a.d_v)
+        + matmul(a.d_qk)
+        + matmul(a.d_qk)
+        + group_reduce(a.d_qk);
+    halve_if_causal(a, n_q, n_kv, total)
 }
 
-fn halve_if_causal(a: &Attention, n_q: u128, n_kv: u128, flops: f64) -> Result<f64, String> {
+fn halve_if_causal(
+    a: &Attention,
+    n_q: u128,
+    n_kv: u128,
+    flops: Count,
+) -> Result<Option<f64>, String> {
     if !a.causal {
-        Ok(flops)
+        Ok(flops.to_f64())
     } else if n_q == n_kv {
-        Ok(flops / 2.0)
+        Ok(flops.to_f64().map(|f| f / 2.0))
     } else {
         Err(format!(
             "causal attention with N_Q ({n_q}) != N_KV ({n_kv}): the masked fraction depends on the alignment"
@@ -158,14 +174,18 @@ fn halve_if_causal(a: &Attention, n_q: u128, n_kv: u128, flops: f64) -> Result<f
     }
 }
 
+/// FLOPs of one block of a call: `Err` with the reason the model does not
+/// apply, `Ok(None)` when the count overflows.
+type BlockFlops = Result<Option<f64>, String>;
+
 impl Attention {
     /// Applies `block` to the whole call: once for fixed-length batches;
     /// for varlen, the longest sequence plus the other sequences at their
     /// average length (the remaining tokens shared evenly), a lower bound.
     fn over_sequences(
         &self,
-        block: impl Fn(&Attention, u128, u128, u128) -> Result<f64, String>,
-    ) -> Result<f64, String> {
+        block: impl Fn(&Attention, u128, u128, u128) -> BlockFlops,
+    ) -> BlockFlops {
         let Some(v) = self.varlen else {
             return block(
                 self,
@@ -174,47 +194,56 @@ impl Attention {
                 u128::from(self.n_kv),
             );
         };
-        let mut total = block(self, 1, u128::from(v.max_q), u128::from(v.max_kv))?;
+        let Some(mut total) = block(self, 1, u128::from(v.max_q), u128::from(v.max_kv))? else {
+            return Ok(None);
+        };
         if v.num_seqs > 1 {
             let rest = u128::from(v.num_seqs - 1);
             let q = u128::from(self.n_q.saturating_sub(v.max_q)) / rest;
             let kv = u128::from(self.n_kv.saturating_sub(v.max_kv)) / rest;
-            total += rest as f64 * block(self, 1, q, kv)?;
+            let Some(others) = block(self, 1, q, kv)? else {
+                return Ok(None);
+            };
+            total += rest as f64 * others;
         }
-        Ok(total)
+        Ok(Some(total))
     }
 
-    /// Forward FLOPs.
-    pub fn flops(&self) -> Result<f64, String> {
+    /// Forward FLOPs (`Err`: why the model does not apply; `Ok(None)`: overflow).
+    pub fn flops(&self) -> BlockFlops {
         self.over_sequences(flops_block)
     }
 
-    /// Backward FLOPs.
-    pub fn flops_backward(&self) -> Result<f64, String> {
+    /// Backward FLOPs (`Err`: why the model does not apply; `Ok(None)`: overflow).
+    pub fn flops_backward(&self) -> BlockFlops {
         self.over_sequences(flops_block_backward)
     }
 
-    fn elements(&self) -> (u128, u128, u128, u128) {
-        let b = u128::from(self.b);
-        let q = b * u128::from(self.n_q) * u128::from(self.h_q) * u128::from(self.d_qk);
-        let k = b * u128::from(self.n_kv) * u128::from(self.h_kv) * u128::from(self.d_qk);
-        let v = b * u128::from(self.n_kv) * u128::from(self.h_kv) * u128::from(self.d_v);
-        let o = b * u128::from(self.n_q) * u128::from(self.h_q) * u128::from(self.d_v);
-        (q, k, v, o)
+    fn elements(&self) -> (Count, Count, Count, Count) {
+        let b = Count::from(self.b);
+        let (n_q, n_kv) = (Count::from(self.n_q), Count::from(self.n_kv));
+        let (h_q, h_kv) = (Count::from(self.h_q), Count::from(self.h_kv));
+        let (d_qk, d_v) = (Count::from(self.d_qk), Count::from(self.d_v));
+        (
+            b * n_q * h_q * d_qk,
+            b * n_kv * h_kv * d_qk,
+            b * n_kv * h_kv * d_v,
+            b * n_q * h_q * d_v,
+        )
     }
 
     /// Forward bytes: Q, K, V read, O written (at Q's type).
-    pub fn bytes(&self) -> f64 {
+    pub fn bytes(&self) -> Count {
         let (q, k, v, o) = self.elements();
-        let [tq, tk, tv] = self.dtypes.map(|d| u128::from(d.bytes()));
-        (q * tq + k * tk + v * tv + o * tq) as f64
+        let [tq, tk, tv] = self.dtypes.map(Dtype::size);
+        q * tq + k * tk + v * tv + o * tq
     }
 
     /// Backward bytes: Q, K, V and dO read; dQ, dK, dV written.
-    pub fn bytes_backward(&self) -> f64 {
+    pub fn bytes_backward(&self) -> Count {
         let (q, k, v, o) = self.elements();
-        let [tq, tk, tv] = self.dtypes.map(|d| u128::from(d.bytes()));
-        (2 * (q * tq + k * tk + v * tv) + o * tq) as f64
+        let [tq, tk, tv] = self.dtypes.map(Dtype::size);
+        2 * (q * tq + k * tk + v * tv) + o * tq
     }
 }
 
@@ -327,9 +356,11 @@ fn build(args: &Args, backward: bool) -> Result<PerfModel, NoModel> {
     } else {
         (Family::SdpaFwd, a.flops(), a.bytes())
     };
+    let flops = flops.map_err(|reason| args.bad(reason))?;
+    let (flops, bytes) = args.figures(flops, bytes.to_f64())?;
     Ok(PerfModel {
         family,
-        flops: flops.map_err(|reason| args.bad(reason))?,
+        flops,
         bytes,
         compute_spec: a.dtypes[0].matrix_spec(),
         params: attention_params(args, &a, layout.q),

@@ -55,14 +55,12 @@ pub(crate) fn model(args: &Args) -> Result<PerfModel, NoModel> {
             .concrete(3)
             .and_then(Dtype::from_scalar_type_code)
             .unwrap_or(dtype_in);
-        let bytes = n
-            * (u128::from(dtype_in.bytes())
-                + u128::from(dtype_y.bytes())
-                + u128::from(dtype_dx.bytes()));
+        let bytes = n * (dtype_in.size() + dtype_y.size() + dtype_dx.size());
+        let (flops, bytes) = args.measured(FLOPS_PER_ELEMENT_BACKWARD * n, bytes)?;
         return Ok(PerfModel {
             family: Family::SoftmaxBwd,
-            flops: (FLOPS_PER_ELEMENT_BACKWARD * n) as f64,
-            bytes: bytes as f64,
+            flops,
+            bytes,
             compute_spec: dtype_in.vector_spec(),
             params: params([
                 ("op_shape", tuple_repr(&shape)),
@@ -87,11 +85,12 @@ pub(crate) fn model(args: &Args) -> Result<PerfModel, NoModel> {
             .and_then(Dtype::from_scalar_type_code)
             .unwrap_or(dtype_in)
     };
-    let bytes = n * (u128::from(dtype_in.bytes()) + u128::from(dtype_out.bytes()));
+    let bytes = n * (dtype_in.size() + dtype_out.size());
+    let (flops, bytes) = args.measured(FLOPS_PER_ELEMENT * n, bytes)?;
     Ok(PerfModel {
         family: Family::SoftmaxFwd,
-        flops: (FLOPS_PER_ELEMENT * n) as f64,
-        bytes: bytes as f64,
+        flops,
+        bytes,
         compute_spec: dtype_in.vector_spec(),
         params: params([
             ("op_shape", tuple_repr(&shape)),

@@ -1,12 +1,47 @@
 //! Kernel selection: a unified diff of the kernel names two sides of a row
 //! launch.
+//!
+//! A line diff costs time in the product of the lengths of the parts that
+//! differ (Myers), and a CUDA-graph replay can launch 40,000 kernels under
+//! one op: two such sequences with different names took 21 s. The common
+//! prefix and suffix cost nothing; when what lies between them is longer
+//! than [`MAX_DIFF_LINES`], the diff is a summary instead: how many
+//! kernels differ and the names whose counts changed. Deterministic, unlike
+//! a deadline.
+
+use std::collections::HashMap;
 
 use similar::TextDiff;
 
-/// A unified diff of two kernel-name sequences, `None` when they are equal.
+/// The most differing kernels (both sides together, after the common prefix
+/// and suffix) diffed line by line.
+pub const MAX_DIFF_LINES: usize = 2_000;
+
+/// The most names a summary lists.
+const MAX_SUMMARY_NAMES: usize = 40;
+
+/// A unified diff of two kernel-name sequences, `None` when they are equal;
+/// a summary (still `---`/`+++`/`@@` headed, `-`/`+` lines) when the parts
+/// that differ are too long to diff line by line.
 pub fn kernel_diff(baseline: &[String], candidate: &[String]) -> Option<String> {
     if baseline == candidate {
         return None;
+    }
+    let prefix = baseline
+        .iter()
+        .zip(candidate)
+        .take_while(|(b, c)| b == c)
+        .count();
+    let suffix = baseline[prefix..]
+        .iter()
+        .rev()
+        .zip(candidate[prefix..].iter().rev())
+        .take_while(|(b, c)| b == c)
+        .count();
+    let old = &baseline[prefix..baseline.len() - suffix];
+    let new = &candidate[prefix..candidate.len() - suffix];
+    if old.len() + new.len() > MAX_DIFF_LINES {
+        return Some(summary(baseline, candidate, old, new));
     }
     let lines =
         |names: &[String]| -> String { names.iter().map(|name| format!("{name}\n")).collect() };
@@ -18,4 +53,41 @@ pub fn kernel_diff(baseline: &[String], candidate: &[String]) -> Option<String> 
             .header("baseline", "candidate")
             .to_string(),
     )
+}
+
+/// The summary of two long differing parts: their sizes, then each kernel
+/// name whose count differs (`-name ×n` fewer in the candidate, `+name ×n`
+/// more), most changed first, at most [`MAX_SUMMARY_NAMES`].
+fn summary(baseline: &[String], candidate: &[String], old: &[String], new: &[String]) -> String {
+    let mut change: HashMap<&str, i64> = HashMap::new();
+    for name in old {
+        *change.entry(name).or_default() -= 1;
+    }
+    for name in new {
+        *change.entry(name).or_default() += 1;
+    }
+    let mut changed: Vec<(&str, i64)> = change.into_iter().filter(|&(_, n)| n != 0).collect();
+    changed.sort_by(|a, b| b.1.abs().cmp(&a.1.abs()).then(a.0.cmp(b.0)));
+    let mut out = format!(
+        "--- baseline\n+++ candidate\n@@ summarised: {} of {} baseline kernels and {} of {} candidate kernels differ, \
+         too many to diff line by line (at most {MAX_DIFF_LINES}); kernel counts that changed @@\n",
+        old.len(),
+        baseline.len(),
+        new.len(),
+        candidate.len(),
+    );
+    for (name, n) in changed.iter().take(MAX_SUMMARY_NAMES) {
+        let sign = if *n < 0 { '-' } else { '+' };
+        out.push_str(&format!("{sign}{name} ×{}\n", n.unsigned_abs()));
+    }
+    if changed.len() > MAX_SUMMARY_NAMES {
+        out.push_str(&format!(
+            " … {} more names\n",
+            changed.len() - MAX_SUMMARY_NAMES
+        ));
+    }
+    if changed.is_empty() {
+        out.push_str(" the same kernels, in a different order\n");
+    }
+    out
 }

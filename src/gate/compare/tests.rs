@@ -441,3 +441,52 @@ fn kernel_diffs_are_unified_diffs() {
         "--- baseline\n+++ candidate\n@@ -1,3 +1,3 @@\n a\n-b\n+x\n c\n"
     );
 }
+
+#[test]
+fn forty_thousand_kernel_graph_op_diff_is_summarised_not_quadratic() {
+    // A CUDA-graph replay with 40k kernels whose names all changed: a line
+    // diff of it took 21.6 s (Myers is quadratic in what differs).
+    let baseline: Vec<String> = (0..40_000)
+        .map(|i| format!("graph_kernel_{}", i % 7))
+        .collect();
+    let candidate: Vec<String> = (0..40_000)
+        .map(|i| format!("new_kernel_{}", i % 5))
+        .collect();
+    let started = std::time::Instant::now();
+    let diff = kernel_diff(&baseline, &candidate).expect("differs");
+    let elapsed = started.elapsed();
+    assert!(
+        diff.starts_with(
+            "--- baseline\n+++ candidate\n@@ summarised: 40000 of 40000 baseline kernels and 40000 of 40000 candidate kernels differ"
+        ),
+        "{diff}"
+    );
+    assert!(diff.contains("\n-graph_kernel_0 ×5715\n"), "{diff}");
+    assert!(diff.contains("\n+new_kernel_0 ×8000\n"), "{diff}");
+    assert_eq!(diff.lines().count(), 3 + 7 + 5, "{diff}");
+    // Generous even for a debug build on a loaded machine; the line diff took minutes there.
+    assert!(elapsed.as_secs() < 5, "{elapsed:?}");
+}
+
+#[test]
+fn long_kernel_sequences_with_a_small_change_keep_a_line_diff() {
+    let baseline: Vec<String> = (0..40_000).map(|i| format!("k{}", i % 11)).collect();
+    let mut candidate = baseline.clone();
+    candidate[20_000] = "replacement".to_string();
+    let diff = kernel_diff(&baseline, &candidate).expect("differs");
+    assert!(
+        diff.starts_with("--- baseline\n+++ candidate\n@@ -19998,7 +19998,7 @@\n"),
+        "{diff}"
+    );
+    assert!(
+        diff.contains(&format!("\n-{}\n+replacement\n", baseline[20_000])),
+        "{diff}"
+    );
+    // The same kernels in another order, too long to diff: the summary says so.
+    let reversed: Vec<String> = baseline.iter().rev().cloned().collect();
+    let diff = kernel_diff(&baseline, &reversed).expect("differs");
+    assert!(
+        diff.ends_with("@@\n the same kernels, in a different order\n"),
+        "{diff}"
+    );
+}

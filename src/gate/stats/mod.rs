@@ -31,6 +31,8 @@
 
 use serde::Serialize;
 
+pub use crate::analysis::ops::stats::{median, median_in_place};
+
 /// The most bootstrap resamples drawn for one estimate: every estimate
 /// keeps its replicates (8 bytes each) for p-values, so this bounds the
 /// memory and time of each compared row. A policy asks for at most this
@@ -80,34 +82,6 @@ pub fn seed_from_parts(seed: u64, parts: &[&str]) -> u64 {
         }
     }
     hash
-}
-
-/// The median (mean of the two middle values for an even count); `None`
-/// for no values. NaNs sort last ([`f64::total_cmp`]).
-pub fn median(values: &[f64]) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
-    let mut scratch = values.to_vec();
-    Some(median_in_place(&mut scratch))
-}
-
-/// The median of a non-empty buffer, reordering it (linear-time selection).
-fn median_in_place(values: &mut [f64]) -> f64 {
-    let n = values.len();
-    let mid = n / 2;
-    let (left, upper, _) = values.select_nth_unstable_by(mid, f64::total_cmp);
-    let upper = *upper;
-    if n % 2 == 1 {
-        upper
-    } else {
-        let lower = left
-            .iter()
-            .copied()
-            .max_by(f64::total_cmp)
-            .expect("an even count ≥ 2 has a left half");
-        (lower + upper) / 2.0
-    }
 }
 
 /// The `q` quantile (0 ≤ q ≤ 1) of sorted values by linear interpolation

@@ -257,7 +257,7 @@ pub(super) enum HardwareCommand {
     /// List the GPUs the catalog knows, with their peaks and datasheet sources.
     List {
         /// A YAML catalog that adds GPUs or overrides built-in entries
-        /// (same format as policies/hardware.yaml).
+        /// (same format as hardware/catalog.yaml).
         #[arg(long, value_name = "FILE")]
         hardware_file: Option<PathBuf>,
     },
@@ -381,7 +381,7 @@ pub(super) struct HardwareArgs {
     pub(super) hardware: Option<String>,
 
     /// A YAML catalog that adds GPUs or overrides built-in entries
-    /// (same format as policies/hardware.yaml).
+    /// (same format as hardware/catalog.yaml).
     #[arg(long, value_name = "FILE")]
     pub(super) hardware_file: Option<PathBuf>,
 }

@@ -20,13 +20,13 @@ pub struct Catalog {
 /// The built-in catalog's text.
 pub const BUILTIN_YAML: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/policies/hardware.yaml"
+    "/hardware/catalog.yaml"
 ));
 
 /// The label the built-in catalog's errors and defaults carry.
-pub const BUILTIN_LABEL: &str = "policies/hardware.yaml (built in)";
+pub const BUILTIN_LABEL: &str = "hardware/catalog.yaml (built in)";
 
-/// The built-in catalog (`policies/hardware.yaml`), parsed once.
+/// The built-in catalog (`hardware/catalog.yaml`), parsed once.
 pub fn builtin_catalog() -> Catalog {
     static BUILTIN: OnceLock<Catalog> = OnceLock::new();
     BUILTIN

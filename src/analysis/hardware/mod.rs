@@ -2,7 +2,7 @@
 //! compute spec for each GPU we know, detected from a trace's
 //! `deviceProperties`, overridable by name or inline spec.
 //!
-//! The built-in catalog is `policies/hardware.yaml`, compiled in with
+//! The built-in catalog is `hardware/catalog.yaml`, compiled in with
 //! `include_str!` and parsed at run time ([`builtin_catalog`]). A user file
 //! (`--hardware-file FILE`) has the same format and is layered on top with
 //! [`Catalog::merged_with`]; `--hardware NAME|SPEC` goes through

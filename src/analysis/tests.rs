@@ -115,6 +115,14 @@ fn implausible_dims_are_an_anomaly_not_zero_flops() {
         examples.contains("`aten::add`: input 0 has a dimension of -1"),
         "{examples}"
     );
+    // The text reports say so too, not only the JSON.
+    let lines = crate::render::facts::anomaly_lines(&profile);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("2 op calls with implausible arguments")),
+        "{lines:?}"
+    );
     let mm_rows: Vec<_> = profile
         .perf
         .rows

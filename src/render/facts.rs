@@ -51,6 +51,10 @@ pub fn anomaly_lines(profile: &Profile) -> Vec<String> {
         "events with a negative duration (left out)",
     );
     add(a.missing_times, "timed events without ts or dur (skipped)");
+    add(
+        a.implausible_op_args,
+        "op calls with implausible arguments (a negative or oversized size; left without a perf model)",
+    );
     let load = &profile.source.counts;
     add(
         load.non_finite_times,

@@ -34,8 +34,8 @@ mod unified;
 
 use serde::Serialize;
 
-use crate::trace::link::Tree;
 use crate::trace::Trace;
+use crate::trace::link::Tree;
 use memo::Memo;
 use op_tree::OpTree;
 use sheets::sheet_rows;

@@ -108,6 +108,11 @@ struct SnapshotArgs {
     #[arg(short, long, value_name = "FILE")]
     output: PathBuf,
 
+    /// The trace recorded while the CUDA/HIP graphs were captured: replayed
+    /// kernels are attributed to the ops that launched them there.
+    #[arg(long, value_name = "TRACE")]
+    capture: Option<PathBuf>,
+
     /// No progress bar, even on a terminal.
     #[arg(short, long)]
     quiet: bool,
@@ -127,6 +132,15 @@ struct CheckArgs {
     /// Candidate: a trace or snapshot, or a directory of them.
     #[arg(long, value_name = "PATH")]
     candidate: PathBuf,
+
+    /// The capture trace of the baseline trace(s) given as files (in a
+    /// directory, NAME.capture.json.gz beside workload NAME is used).
+    #[arg(long, value_name = "TRACE")]
+    baseline_capture: Option<PathBuf>,
+
+    /// The capture trace of the candidate trace given as a file.
+    #[arg(long, value_name = "TRACE")]
+    candidate_capture: Option<PathBuf>,
 
     /// The policy (YAML); default: the built-in policies/default.yaml.
     #[arg(long, value_name = "FILE")]
@@ -309,6 +323,11 @@ struct ReportArgs {
     #[arg(long, default_value_t = 10, value_name = "N")]
     top: usize,
 
+    /// The trace recorded while the CUDA/HIP graphs were captured: replayed
+    /// kernels are attributed to the ops that launched them there.
+    #[arg(long, value_name = "TRACE")]
+    capture: Option<PathBuf>,
+
     /// Colour the terminal summary.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     color: ColorChoice,
@@ -439,9 +458,8 @@ fn report_command(args: &ReportArgs) -> Result<(), Failure> {
         ));
     }
     let options = args.hardware.options()?;
-    let trace = load_with_progress(&args.trace, args.quiet)?;
-    let tree = link::link(&trace);
-    let profile = analyse::analyse_with(&trace, &tree, &options);
+    let (_, profile) =
+        check::profile_of_trace(&args.trace, args.capture.as_deref(), &options, args.quiet)?;
     match args.format {
         Format::Csv => {
             let dir = args.out_dir.as_deref().expect("checked above");
@@ -499,7 +517,8 @@ fn color_enabled(choice: ColorChoice) -> bool {
 
 fn snapshot_command(args: &SnapshotArgs) -> Result<(), Failure> {
     let options = args.hardware.options()?;
-    let snapshot = check::snapshot_of_trace(&args.trace, &options, args.quiet)?;
+    let snapshot =
+        check::snapshot_of_trace(&args.trace, args.capture.as_deref(), &options, args.quiet)?;
     snapshot
         .write_path(&args.output)
         .map_err(|e| Failure::input(format!("{}: cannot write: {e}", args.output.display())))
@@ -513,6 +532,10 @@ fn check_command(args: &CheckArgs) -> Result<u8, Failure> {
     let verdict = check::check(
         &args.baseline,
         &args.candidate,
+        check::Captures {
+            baseline: args.baseline_capture.as_deref(),
+            candidate: args.candidate_capture.as_deref(),
+        },
         &policy,
         args.quiet,
         args.out_dir.as_deref(),

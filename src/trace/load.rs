@@ -17,8 +17,8 @@ use std::rc::Rc;
 use flate2::bufread::MultiGzDecoder;
 
 use super::model::{
-    DeviceProperties, Event, Flow, FlowKind, GpuArgs, Kind, LoadCounts, Metadata, NO_DETAIL,
-    OpArgs, Strings, Sym, Trace, TrackId, TrackNames,
+    DeviceProperties, Event, Flow, FlowKind, GpuArgs, Kind, LaunchArgs, LoadCounts, Metadata,
+    NO_DETAIL, OpArgs, Strings, Sym, Trace, TrackId, TrackNames,
 };
 use super::model::{FxHashMap, Track};
 use super::raw::{LooseDims3, LooseI64, RawArgs, RawEvent, RawTrackId};
@@ -591,8 +591,20 @@ impl Builder {
                     bytes: loose(&args.bytes).and_then(|b| u64::try_from(b).ok()),
                     grid: dims3(&args.grid),
                     block: dims3(&args.block),
+                    graph_id: loose(&args.graph_id),
+                    graph_node_id: loose(&args.graph_node_id),
                 };
                 push_index(&mut self.trace.gpu_args, gpu)
+            }
+            Kind::Runtime | Kind::Driver
+                if args.kernel.is_some() || args.grid.is_some() || args.block.is_some() =>
+            {
+                let launch = LaunchArgs {
+                    kernel: args.kernel.as_deref().map(|k| self.trace.strings.intern(k)),
+                    grid: dims3(&args.grid),
+                    block: dims3(&args.block),
+                };
+                push_index(&mut self.trace.launch_args, launch)
             }
             _ => NO_DETAIL,
         }

@@ -374,6 +374,7 @@ fn side(category: Category, input_type: &str, model: Option<OpModel>) -> OpSide 
         max_us: 1.0,
         kernel_sequence: Vec::new(),
         model,
+        graph: None,
     }
 }
 

@@ -6,6 +6,7 @@
 use super::findings::{
     Pending, ignored, nothing_to_compare, op_finding, priority_of, set_sample_figures, short_op,
 };
+use super::integrity::integrity_findings;
 use super::limits::{budget_findings, efficiency_findings};
 use super::rows::{judge_cross_platform, judge_same_platform};
 use super::timeline::timeline_findings;
@@ -62,6 +63,11 @@ pub(super) fn judge_workload(
             // At least medium: a changed kernel choice matters even at equal time.
             finding.priority = priority_of(op.impact_percent).min(FindingPriority::Medium);
             findings.push(finding);
+        }
+        // A whole graph's time is its rows' time: judged only when its kernel
+        // sequence changed, and so its rows could not be compared one by one.
+        if op.candidate.is_whole_graph() && op.kernel_diff.is_none() {
+            continue;
         }
         let threshold_percent = noise.threshold_percent(op.noise.map(|n| n * 100.0));
         let too_small = op.baseline.time_us.max(op.candidate.time_us) < noise.min_time_us;
@@ -212,6 +218,7 @@ pub(super) fn judge_workload(
             findings.push(finding);
         }
     }
+    integrity_findings(comparison, policy, findings);
     timeline_findings(comparison, policy, findings);
     efficiency_findings(comparison, candidate, candidate_hardware, policy, findings);
     budget_findings(comparison, candidate, policy, findings);

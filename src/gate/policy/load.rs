@@ -23,7 +23,7 @@ use super::de::{checked_whole, hardware_spec, validated_list};
 use super::matcher::OpMatcher;
 use super::model::{
     Budget, CrossPlatform, DEFAULT_LABEL, DEFAULT_YAML, EfficiencyRule, HardwareChoice,
-    HardwarePolicy, MissingOps, NewOps, Noise, POLICY_VERSION, Policy, Replay, Rule,
+    HardwarePolicy, Integrity, MissingOps, NewOps, Noise, POLICY_VERSION, Policy, Replay, Rule,
     TimelineMetric, TimelineRule,
 };
 use crate::analysis::hardware::{Catalog, builtin_catalog};
@@ -132,6 +132,8 @@ struct PolicyFile {
     ignore: Vec<OpMatcher>,
     #[serde(default)]
     replay: Replay,
+    #[serde(default)]
+    integrity: Integrity,
 }
 
 /// `hardware:` as written; resolved into [`HardwarePolicy`].
@@ -241,6 +243,7 @@ fn parse(text: &str, label: &str, base_dir: Option<&Path>) -> Result<Policy, Pol
         nothing_to_compare: file.nothing_to_compare,
         ignore: file.ignore,
         replay: file.replay,
+        integrity: file.integrity,
     })
 }
 
@@ -449,6 +452,7 @@ fn section_of(key: &str) -> Option<&'static str> {
         ("cross_platform", fields::<CrossPlatform>()),
         ("new_ops", fields::<NewOps>()),
         ("replay", fields::<Replay>()),
+        ("integrity", fields::<Integrity>()),
     ];
     sections
         .into_iter()

@@ -6,11 +6,12 @@ use std::path::Path;
 
 use super::format::{
     AnomalyCounts, Fingerprint, GpuCount, IdleCounts, MAX_SAMPLES, OpKey, OpSnapshot,
-    SNAPSHOT_FORMAT, SNAPSHOT_VERSION, ShortKernelCounts, Snapshot, StepSnapshot,
+    SNAPSHOT_FORMAT, SNAPSHOT_VERSION, SNAPSHOT_VERSION_1_0, ShortKernelCounts, Snapshot,
+    StepSnapshot,
 };
 use super::source::workload_name;
 use crate::analysis::ops::stats::Stats;
-use crate::analysis::profile::{Profile, UniqueArgs};
+use crate::analysis::profile::{GraphPlace, Profile, UniqueArgs};
 
 impl Snapshot {
     /// The snapshot of an analysed trace. `trace_sha256` and `trace_bytes`
@@ -50,9 +51,19 @@ impl Snapshot {
             trace_json_bytes: profile.source.json_bytes,
         };
         let anomalies = &profile.anomalies;
+        let mut ops = op_rows(&profile.unique_args);
+        if let Some(replay) = &profile.graph_replay {
+            ops.extend(op_rows(&replay.graphs));
+        }
+        let coverage = (!profile.coverage.is_complete()).then(|| profile.coverage.clone());
+        let version = if coverage.is_some() || ops.iter().any(|op| op.graph.is_some()) {
+            SNAPSHOT_VERSION
+        } else {
+            SNAPSHOT_VERSION_1_0
+        };
         Snapshot {
             format: SNAPSHOT_FORMAT.to_string(),
-            version: SNAPSHOT_VERSION,
+            version,
             tracegate_version: env!("CARGO_PKG_VERSION").to_string(),
             workload: workload_name(Path::new(&profile.source.path)),
             fingerprint,
@@ -68,7 +79,7 @@ impl Snapshot {
                     kernel_time_us: step.kernel_time_us,
                 })
                 .collect(),
-            ops: op_rows(&profile.unique_args),
+            ops,
             short_kernels: ShortKernelCounts {
                 count: profile.short_kernel_histogram.iter().map(|b| b.count).sum(),
                 time_us: profile.short_kernel_time_us,
@@ -86,6 +97,7 @@ impl Snapshot {
                 improper_nesting: anomalies.link.improper_nesting,
                 stream_overlaps: anomalies.stream_overlaps,
             },
+            coverage,
         }
     }
 }
@@ -120,6 +132,7 @@ fn op_rows(rows: &[UniqueArgs]) -> Vec<OpSnapshot> {
             input_type: row.input_type.clone(),
             input_strides: row.input_strides.clone(),
             concrete_inputs: row.concrete_inputs.clone(),
+            graph: row.graph.as_ref().map_or(String::new(), GraphPlace::key),
         };
         match index.get(&key) {
             Some(&slot) => {
@@ -166,6 +179,7 @@ fn op_rows(rows: &[UniqueArgs]) -> Vec<OpSnapshot> {
                 step_us: entry.step_us,
                 kernel_sequence: row.kernel_sequence.clone(),
                 model: row.model.clone(),
+                graph: row.graph.clone(),
             }
         })
         .collect()

@@ -9,7 +9,8 @@
 //! dtypes, strides, concrete inputs) with its statistics, a bounded
 //! deterministic sample of per-invocation kernel times, per-step totals, the
 //! kernel-name sequence and the perf model, plus short-kernel, idle and
-//! anomaly counts.
+//! anomaly counts. Rows of graph-replayed work carry their place in the
+//! graph; each graph adds a whole-graph row (`analysis::graph`).
 //!
 //! # Versions
 //!
@@ -42,7 +43,8 @@ pub(crate) mod tests;
 
 pub use format::{
     AnomalyCounts, Fingerprint, GpuCount, IdleCounts, MAX_SAMPLES, OpKey, OpSnapshot,
-    SNAPSHOT_FORMAT, SNAPSHOT_VERSION, ShortKernelCounts, Snapshot, SnapshotVersion, StepSnapshot,
+    SNAPSHOT_FORMAT, SNAPSHOT_VERSION, SNAPSHOT_VERSION_1_0, ShortKernelCounts, Snapshot,
+    SnapshotVersion, StepSnapshot,
 };
 pub use from_profile::spaced_sample;
 pub use io::{SNIFF_BYTES, SnapshotError, is_snapshot};

@@ -84,7 +84,7 @@ impl CommentOn {
                 .findings
                 .iter()
                 .any(|f| matches!(f.severity, Severity::Fail | Severity::Warn)),
-            CommentOn::Fail => verdict.outcome == VerdictOutcome::Fail,
+            CommentOn::Fail => verdict.outcome != VerdictOutcome::Pass,
         }
     }
 

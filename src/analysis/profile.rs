@@ -95,13 +95,21 @@ pub struct GraphPlace {
     pub role: GraphRole,
     /// The launch call: `hipGraphLaunch`, `cudaGraphLaunch`, ….
     pub launch: String,
+    /// For a captured op: its calls' kernel sequence as a hash (an op that
+    /// runs other kernels in some calls has a row per sequence).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
 }
 
 impl GraphPlace {
-    /// The part of a row's comparison key that places it: graph and role
-    /// (the launch call's name is left out, so CUDA and ROCm rows match).
+    /// The part of a row's comparison key that places it: graph, role and
+    /// variant (the launch call's name is left out, so CUDA and ROCm rows
+    /// match).
     pub fn key(&self) -> String {
-        format!("{} {}", self.graph, self.role.as_str())
+        match &self.variant {
+            Some(variant) => format!("{} {} {variant}", self.graph, self.role.as_str()),
+            None => format!("{} {}", self.graph, self.role.as_str()),
+        }
     }
 
     /// How messages name it, e.g. `in hipGraphLaunch launch #0`.

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use tracegate::analysis::analyse::{self, AnalysisOptions};
 use tracegate::analysis::graph::Capture;
 use tracegate::analysis::hardware::Hardware;
-use tracegate::analysis::profile::Profile;
+use tracegate::analysis::profile::{GraphRole, Profile};
 use tracegate::gate::compare::{self, CompareOptions};
 use tracegate::gate::judge::{self, Workload};
 use tracegate::gate::policy::{HardwareChoice, Policy};
@@ -320,6 +320,8 @@ fn write_replay_packages(
     policy: &Policy,
     out_dir: &Path,
 ) -> Result<(), Failure> {
+    // Kernels a graph replayed with no op known: nothing to call, one note.
+    let mut graph_kernels: Vec<usize> = Vec::new();
     let selection = replay::select_packages(verdict, &policy.replay, |finding, op| {
         let (_, baselines, candidate) = sides
             .iter()
@@ -328,12 +330,42 @@ fn write_replay_packages(
             name: op.name.clone(),
         })?;
         let snapshots = candidate.iter().chain(baselines).map(|side| &side.snapshot);
+        let is_graph_kernel = snapshots.clone().flat_map(|s| &s.ops).any(|row| {
+            row.name == op.name
+                && row.input_dims == op.input_dims
+                && row
+                    .graph
+                    .as_ref()
+                    .is_some_and(|g| g.role != GraphRole::CapturedOp)
+        });
+        if is_graph_kernel {
+            graph_kernels.extend(
+                verdict
+                    .findings
+                    .iter()
+                    .position(|f| std::ptr::eq(f, finding)),
+            );
+            return Err(ReplayError::NoShapes {
+                name: op.name.clone(),
+            });
+        }
         replay::ir_for_op_ref(snapshots, op)
     });
+    let mut graph_kernel_rows: BTreeMap<String, usize> = BTreeMap::new();
     for (index, reason) in &selection.skipped {
         let workload = verdict.findings[*index].workload.clone();
-        if let Some(summary) = verdict.workloads.iter_mut().find(|w| w.name == workload) {
+        if graph_kernels.contains(index) {
+            *graph_kernel_rows.entry(workload).or_default() += 1;
+        } else if let Some(summary) = verdict.workloads.iter_mut().find(|w| w.name == workload) {
             summary.notes.push(format!("no replay package: {reason}"));
+        }
+    }
+    for (workload, count) in graph_kernel_rows {
+        if let Some(summary) = verdict.workloads.iter_mut().find(|w| w.name == workload) {
+            summary.notes.push(format!(
+                "no replay package for {count} row(s) of graph-replayed kernels: no op is known to \
+                 call (give the capture trace to attribute them to ops)"
+            ));
         }
     }
     if selection.packages.is_empty() {

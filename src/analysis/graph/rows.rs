@@ -39,8 +39,12 @@ struct Call {
 /// What a row is keyed by, besides its graph.
 #[derive(Clone, PartialEq, Eq, Hash)]
 enum RowKey {
-    /// An op of the capture trace, by name and arguments.
-    Op(ArgsKey),
+    /// An op of the capture trace, by name and arguments, and the kernel
+    /// sequence of the call ([`variant`]): an op that runs other kernels in
+    /// some layers (attention with and without a sliding window, say) makes
+    /// one row per sequence, as TraceLens does, so that each row's calls are
+    /// alike.
+    Op(ArgsKey, String),
     /// A kernel by name and launch configuration.
     Kernel(String, String),
 }
@@ -68,16 +72,29 @@ pub(super) fn work_rows(
     let mut index: HashMap<(String, RowKey), usize> = HashMap::new();
     let mut groups: Vec<Group> = Vec::new();
     for (replay, owners) in replays.iter().zip(owners) {
-        // Calls of this replay, by row, in first-work order.
-        let mut calls: Vec<(usize, Option<u32>, Vec<u32>)> = Vec::new();
+        // Calls of this replay in first-work order: one per execution of a
+        // captured op, one per kernel execution otherwise.
+        let mut calls: Vec<(Option<u32>, Vec<u32>)> = Vec::new();
         let mut op_call: HashMap<u32, usize> = HashMap::new();
         for (&work, owner) in replay.work.iter().zip(owners) {
-            let (key, op) = match (owner, sources.capture) {
-                (Owner::Op(op), Some((capture, _))) => (
-                    RowKey::Op(args_key(capture, *op, &mut capture_reprs)),
-                    Some(*op),
+            match (owner, sources.capture) {
+                (Owner::Op(op), Some(_)) => match op_call.get(op) {
+                    Some(&call) => calls[call].1.push(work),
+                    None => {
+                        op_call.insert(*op, calls.len());
+                        calls.push((Some(*op), vec![work]));
+                    }
+                },
+                _ => calls.push((None, vec![work])),
+            }
+        }
+        for (op, work) in calls {
+            let key = match (op, sources.capture) {
+                (Some(op), Some((capture, _))) => RowKey::Op(
+                    args_key(capture, op, &mut capture_reprs),
+                    variant(trace, gpu, &work),
                 ),
-                _ => (kernel_key(trace, gpu, work), None),
+                _ => kernel_key(trace, gpu, work[0]),
             };
             let slot = *index
                 .entry((replay.graph.clone(), key.clone()))
@@ -93,20 +110,6 @@ pub(super) fn work_rows(
                     });
                     groups.len() - 1
                 });
-            match op {
-                // One call per execution of the captured op in this replay.
-                Some(op) => match op_call.get(&op) {
-                    Some(&call) => calls[call].2.push(work),
-                    None => {
-                        op_call.insert(op, calls.len());
-                        calls.push((slot, Some(op), vec![work]));
-                    }
-                },
-                // One call per kernel execution.
-                None => calls.push((slot, None, vec![work])),
-            }
-        }
-        for (slot, _, work) in calls {
             groups[slot].calls.push(Call {
                 launch: replay.launch,
                 work,
@@ -116,22 +119,23 @@ pub(super) fn work_rows(
     let mut rows: Vec<UniqueArgs> = groups
         .into_iter()
         .map(|group| {
-            let role = match group.key {
-                RowKey::Op(_) => GraphRole::CapturedOp,
-                RowKey::Kernel(..) => GraphRole::Kernel,
+            let (role, variant) = match &group.key {
+                RowKey::Op(_, variant) => (GraphRole::CapturedOp, Some(variant.clone())),
+                RowKey::Kernel(..) => (GraphRole::Kernel, None),
             };
             let place = GraphPlace {
                 graph: group.graph.clone(),
                 role,
                 launch: group.launch_name.clone(),
+                variant,
             };
             let (name, op) = match &group.key {
-                RowKey::Op(key) => (key.name.clone(), group.op),
+                RowKey::Op(key, _) => (key.name.clone(), group.op),
                 RowKey::Kernel(name, _) => (name.clone(), None),
             };
             let mut row = build_row(sources, &group.calls, name, place, op);
             match &group.key {
-                RowKey::Op(key) => {
+                RowKey::Op(key, _) => {
                     row.input_dims = key.input_dims.clone();
                     row.input_type = key.input_type.clone();
                     row.input_strides = key.input_strides.clone();
@@ -144,6 +148,19 @@ pub(super) fn work_rows(
         .collect();
     sort_rows(&mut rows);
     rows
+}
+
+/// The kernel sequence of a call as a short stable text: FNV-1a (64 bits)
+/// of the names, in hex.
+fn variant(trace: &Trace, gpu: &GpuWork, work: &[u32]) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for &w in work {
+        let name = trace.name(&trace.events[gpu.items[w as usize].event as usize]);
+        for &byte in name.as_bytes().iter().chain(std::iter::once(&0)) {
+            hash = (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    format!("{hash:016x}")
 }
 
 /// One row per graph: every replay of it is a call, its kernel sequence the
@@ -175,6 +192,7 @@ pub(super) fn graph_rows(sources: &Sources<'_>, replays: &[Replay]) -> Vec<Uniqu
                 graph,
                 role: GraphRole::Graph,
                 launch,
+                variant: None,
             };
             let mut row = build_row(sources, &calls, GRAPH_ROW_NAME.to_string(), place, None);
             row.category = Category::Other;

@@ -6,17 +6,18 @@
 
 use std::collections::BTreeSet;
 
-use super::model::{OpComparison, OpSide};
+use super::model::{OpComparison, OpSide, ShapeChange};
 use crate::analysis::profile::Coverage;
 use crate::gate::snapshot::Snapshot;
 
 /// Folds the changes inside every graph whose whole-graph row launches a
 /// different kernel sequence into that row: the graph's other matched rows
-/// lose their own kernel diff, and its new and missing rows leave the lists
-/// (a note counts them). Whole-graph rows never count as new or missing:
+/// lose their own kernel diff, and its new, missing and shape-changed rows
+/// leave the lists (a note counts them). Whole-graph rows never count as new or missing:
 /// their time is their graph's rows' time.
 pub(super) fn fold_graph_changes(
     ops: &mut [OpComparison],
+    shape_changed: &mut Vec<ShapeChange>,
     new_ops: &mut Vec<OpSide>,
     missing_ops: &mut Vec<OpSide>,
     notes: &mut Vec<String>,
@@ -37,16 +38,22 @@ pub(super) fn fold_graph_changes(
     missing_ops.retain(|side| !side.is_whole_graph());
     for graph in &changed {
         let inside = |side: &OpSide| graph_of(side).as_ref() == Some(graph);
-        let (new, missing) = (
+        let (new, missing, changed_shape) = (
             new_ops.iter().filter(|s| inside(s)).count(),
             missing_ops.iter().filter(|s| inside(s)).count(),
+            shape_changed
+                .iter()
+                .filter(|c| inside(&c.candidate))
+                .count(),
         );
         new_ops.retain(|side| !inside(side));
         missing_ops.retain(|side| !inside(side));
-        if new + missing > 0 {
+        shape_changed.retain(|change| !inside(&change.candidate));
+        if new + missing + changed_shape > 0 {
             notes.push(format!(
-                "graph {graph} launches a different kernel sequence: its {new} new and \
-                 {missing} missing row(s) are part of that kernel-selection finding"
+                "graph {graph} launches a different kernel sequence: its {new} new, \
+                 {missing} missing and {changed_shape} re-paired row(s) are part of that \
+                 kernel-selection finding"
             ));
         }
     }

@@ -159,7 +159,7 @@ pub fn compare(
             .then(b.baseline.total_us.total_cmp(&a.baseline.total_us))
             .then(a.baseline.key.cmp(&b.baseline.key))
     });
-    let shape_changed: Vec<ShapeChange> = matching
+    let mut shape_changed: Vec<ShapeChange> = matching
         .shape_changed
         .iter()
         .map(|(base_rows, cand)| {
@@ -191,7 +191,13 @@ pub fn compare(
         .collect();
     missing_ops.sort_by(|a, b| b.time_us.total_cmp(&a.time_us));
 
-    fold_graph_changes(&mut ops, &mut new_ops, &mut missing_ops, &mut notes);
+    fold_graph_changes(
+        &mut ops,
+        &mut shape_changed,
+        &mut new_ops,
+        &mut missing_ops,
+        &mut notes,
+    );
 
     let without_interval = ops.iter().filter(|o| !o.estimate.has_interval()).count();
     if without_interval > 0 {

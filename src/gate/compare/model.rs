@@ -130,6 +130,9 @@ pub struct OpSide {
     pub model: Option<OpModel>,
     /// For graph-replayed work: the graph and what the row holds.
     pub graph: Option<GraphPlace>,
+    /// For graph rows: each kernel's time per run, µs (the last run that
+    /// has the row).
+    pub kernel_us: Vec<(String, f64)>,
 }
 
 impl OpSide {

@@ -59,6 +59,7 @@ impl Context<'_> {
             kernel_sequence: last.kernel_sequence.clone(),
             model: present.iter().find_map(|op| op.model.clone()),
             graph: last.graph.clone(),
+            kernel_us: last.kernel_us.clone(),
         }
     }
 
@@ -79,6 +80,7 @@ impl Context<'_> {
             kernel_sequence: op.kernel_sequence.clone(),
             model: op.model.clone(),
             graph: op.graph.clone(),
+            kernel_us: op.kernel_us.clone(),
         }
     }
 

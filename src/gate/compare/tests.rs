@@ -375,6 +375,7 @@ fn side(category: Category, input_type: &str, model: Option<OpModel>) -> OpSide 
         kernel_sequence: Vec::new(),
         model,
         graph: None,
+        kernel_us: Vec::new(),
     }
 }
 

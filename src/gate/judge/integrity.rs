@@ -4,14 +4,20 @@
 //! work, dropped profiler records); otherwise one finding names the shares
 //! and the causes — never a silent pass.
 
-use super::findings::priority_of;
 use crate::analysis::profile::Coverage;
 use crate::gate::compare::Comparison;
 use crate::gate::policy::Policy;
-use crate::gate::verdict::{Finding, FindingKind};
+use crate::gate::verdict::{Finding, FindingKind, FindingPriority};
 
 /// The causes on one side, in words; empty when the side is sound.
-fn causes(side: &str, coverage: &Coverage, min_percent: f64) -> Vec<String> {
+/// `versus_other` is this side's GPU busy time as a share of the other
+/// side's, %, which shows how much an under-recorded trace lacks.
+fn causes(
+    side: &str,
+    coverage: &Coverage,
+    min_percent: f64,
+    versus_other: Option<f64>,
+) -> Vec<String> {
     let mut causes = Vec::new();
     let share = coverage.in_rows_percent();
     if coverage.busy_us > 0.0 && share < min_percent {
@@ -42,8 +48,13 @@ fn causes(side: &str, coverage: &Coverage, min_percent: f64) -> Vec<String> {
     if coverage.graph_launches_without_work > 0 {
         causes.push(format!(
             "{} graph launch(es) of the {side} recorded no GPU work: the trace lacks the \
-             kernels the graphs replayed",
-            coverage.graph_launches_without_work
+             kernels the graphs replayed{}",
+            coverage.graph_launches_without_work,
+            versus_other.map_or(String::new(), |share| format!(
+                " (its rows hold {:.1}% of its recorded GPU time, which is {share:.1}% of the \
+                 other side's)",
+                coverage.in_rows_percent()
+            ))
         ));
     }
     if let Some(first) = coverage.dropped.first() {
@@ -63,10 +74,12 @@ pub(super) fn integrity_findings(
     let min_percent = policy.integrity.min_judged_share * 100.0;
     let candidate = &comparison.candidate_coverage;
     let mut all = Vec::new();
+    let (b, c) = (comparison.baseline_total_us, comparison.candidate_total_us);
+    let ratio = |part: f64, whole: f64| (whole > 0.0).then(|| part / whole * 100.0);
     if let Some(baseline) = &comparison.baseline_coverage {
-        all.extend(causes("baseline", baseline, min_percent));
+        all.extend(causes("baseline", baseline, min_percent, ratio(b, c)));
     }
-    all.extend(causes("candidate", candidate, min_percent));
+    all.extend(causes("candidate", candidate, min_percent, ratio(c, b)));
     if all.is_empty() {
         return;
     }
@@ -74,9 +87,6 @@ pub(super) fn integrity_findings(
         .baseline_coverage
         .as_ref()
         .map(Coverage::in_rows_percent);
-    let lowest = baseline_share
-        .unwrap_or(100.0)
-        .min(candidate.in_rows_percent());
     let workload = &comparison.workload;
     findings.push(Finding {
         rule: "integrity".into(),
@@ -93,7 +103,9 @@ pub(super) fn integrity_findings(
         expected_ratio: None,
         limit: Some(min_percent),
         impact_percent: None,
-        priority: priority_of(100.0 - lowest).min(crate::gate::verdict::FindingPriority::High),
+        // First among its severity after the slowdowns: every other finding
+        // rests on the rows this one doubts.
+        priority: FindingPriority::Critical,
         message: format!("`{workload}` cannot be judged: {}", all.join("; ")),
         path_a: None,
         path_b: None,

@@ -55,7 +55,14 @@ pub(super) fn judge_workload(
                 FindingKind::KernelSelection,
                 workload,
                 side,
-                format!("{}: the kernels it launches changed", short_op(side)),
+                match &side.graph {
+                    Some(graph) if side.is_whole_graph() => format!(
+                        "the kernels {} replays changed: {}",
+                        graph.describe().trim_start_matches("in "),
+                        kernel_changes(&op.baseline.kernel_sequence, &side.kernel_sequence)
+                    ),
+                    _ => format!("{}: the kernels it launches changed", short_op(side)),
+                },
             );
             finding.kernel_diff = Some(diff.clone());
             set_sample_figures(&mut finding, op);
@@ -222,4 +229,30 @@ pub(super) fn judge_workload(
     timeline_findings(comparison, policy, findings);
     efficiency_findings(comparison, candidate, candidate_hardware, policy, findings);
     budget_findings(comparison, candidate, policy, findings);
+}
+
+/// The kernels one sequence has and the other lacks, in words:
+/// `−old_kernel, +new_kernel` (at most three of each, in order).
+fn kernel_changes(baseline: &[String], candidate: &[String]) -> String {
+    let lacking = |from: &[String], other: &[String]| -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for name in from {
+            if !other.contains(name) && !names.contains(name) {
+                names.push(name.clone());
+            }
+        }
+        names
+    };
+    let (gone, added) = (lacking(baseline, candidate), lacking(candidate, baseline));
+    let mut parts: Vec<String> = gone.iter().take(3).map(|n| format!("−{n}")).collect();
+    parts.extend(added.iter().take(3).map(|n| format!("+{n}")));
+    let more = gone.len().saturating_sub(3) + added.len().saturating_sub(3);
+    if more > 0 {
+        parts.push(format!("{more} more"));
+    }
+    if parts.is_empty() {
+        "the same kernels in another order or number".to_string()
+    } else {
+        parts.join(", ")
+    }
 }

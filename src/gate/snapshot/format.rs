@@ -262,6 +262,10 @@ pub struct OpSnapshot {
     /// kernel sequence; their time is in the graph's other rows too.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub graph: Option<GraphPlace>,
+    /// For graph rows (1.1): each kernel's total time over the row's calls,
+    /// µs, in first-launch order, so that a slowdown names its kernel.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kernel_us: Vec<(String, f64)>,
 }
 
 impl OpSnapshot {

@@ -180,7 +180,23 @@ fn op_rows(rows: &[UniqueArgs]) -> Vec<OpSnapshot> {
                 kernel_sequence: row.kernel_sequence.clone(),
                 model: row.model.clone(),
                 graph: row.graph.clone(),
+                kernel_us: match row.graph {
+                    Some(_) => kernel_totals(row),
+                    None => Vec::new(),
+                },
             }
         })
         .collect()
+}
+
+/// Each kernel's total time in a row, µs, by name in first-launch order.
+fn kernel_totals(row: &UniqueArgs) -> Vec<(String, f64)> {
+    let mut totals: Vec<(String, f64)> = Vec::new();
+    for kernel in &row.kernels {
+        match totals.iter_mut().find(|(name, _)| *name == kernel.name) {
+            Some(entry) => entry.1 += kernel.duration.sum,
+            None => totals.push((kernel.name.clone(), kernel.duration.sum)),
+        }
+    }
+    totals
 }

@@ -165,6 +165,7 @@ fn tiny_snapshot() -> Snapshot {
                 compute_spec: Some(ComputeSpec::MatrixBf16),
             }),
             graph: None,
+            kernel_us: Vec::new(),
         }],
         short_kernels: ShortKernelCounts::default(),
         idle: IdleCounts::default(),

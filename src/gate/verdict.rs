@@ -276,7 +276,8 @@ pub struct Verdict {
 impl Verdict {
     /// Sorts findings: fail before warn before info; within a severity, op
     /// slowdowns (the causes) before the timeline and budget findings they
-    /// cause; then priority, then larger absolute impact first.
+    /// cause, then integrity findings (they put the rest in doubt); then
+    /// priority, then larger absolute impact first.
     pub fn sort_findings(&mut self) {
         let is_cause = |f: &Finding| {
             f.op.is_some()
@@ -285,10 +286,12 @@ impl Verdict {
                     FindingKind::Regression | FindingKind::UnexpectedRatio
                 )
         };
+        let doubts = |f: &Finding| f.kind == FindingKind::Integrity;
         self.findings.sort_by(|a, b| {
             a.severity
                 .cmp(&b.severity)
                 .then(is_cause(b).cmp(&is_cause(a)))
+                .then(doubts(b).cmp(&doubts(a)))
                 .then(a.priority.cmp(&b.priority))
                 .then(
                     b.impact_percent

@@ -165,7 +165,7 @@ fn attribute(
         let why = alignments[index]
             .note
             .clone()
-            .unwrap_or_else(|| "no captured call has their names".to_string());
+            .unwrap_or_else(|| "renamed or added since the capture".to_string());
         format!(
             "{graph}: {missed} of {} replayed work items matched no captured call ({why})",
             replayed.len()

@@ -48,6 +48,9 @@ pub(super) fn replay_label<'a>(trace: &'a Trace, gpu: &GpuWork, work: u32) -> La
     }
 }
 
+/// The owners of one replay's work and why some are unmatched.
+type Attribution = (Vec<Owner>, Option<String>);
+
 /// Attributes each replayed work item to a call of the capture trace.
 pub(super) fn merge(
     trace: &Trace,
@@ -57,7 +60,7 @@ pub(super) fn merge(
     capture_tree: &Tree,
 ) -> Merge {
     let windows = windows(capture, capture_tree);
-    let mut cache: HashMap<(String, Vec<Label<'_>>), (Vec<Owner>, Option<String>)> = HashMap::new();
+    let mut cache: HashMap<(String, Vec<Label<'_>>), Attribution> = HashMap::new();
     let mut owners = Vec::with_capacity(replays.len());
     let mut notes: Vec<String> = Vec::new();
     for replay in replays {
@@ -93,7 +96,7 @@ fn attribute(
     windows: &[Window<'_>],
     graph: &str,
     replayed: &[(Label<'_>, Option<i64>)],
-) -> (Vec<Owner>, Option<String>) {
+) -> Attribution {
     let unmatched = vec![Owner::Unmatched; replayed.len()];
     if windows.is_empty() {
         return (

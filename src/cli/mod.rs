@@ -263,7 +263,7 @@ enum CommentOn {
     Always,
     /// When there is a fail or warn finding.
     Findings,
-    /// When the gate fails.
+    /// When the gate fails or is inconclusive (exit 1).
     Fail,
 }
 

@@ -178,19 +178,19 @@ pub struct CaptureMerge {
 }
 
 /// How much of the GPU's busy time is in op rows (what the gate judges),
-/// and what the trace says it did not record.
+/// and what the trace says it did not record. Like the timeline, it counts
+/// linked work only: work whose launch is outside the trace (the profiling
+/// window opened on it) is an anomaly of its own, not missing rows.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Coverage {
-    /// Busy time of all GPU work, linked or not, µs.
+    /// Busy time of the linked GPU work (the timeline's busy time), µs.
     pub busy_us: f64,
     /// Busy time of the GPU work in op rows (op tables and graph rows), µs.
     pub in_rows_us: f64,
     /// Busy time of linked GPU work in no row (launched by a runtime call
     /// outside every op), µs.
     pub outside_rows_us: f64,
-    /// Busy time of GPU work whose launch is not in the trace, µs.
-    pub unlinked_us: f64,
     /// Graph launches whose replay recorded no GPU work.
     pub graph_launches_without_work: u64,
     /// What the profiler says it dropped (its warnings, verbatim, at most five).
@@ -201,7 +201,6 @@ impl Coverage {
     /// Every GPU work item is in a row and nothing is known to be missing.
     pub fn is_complete(&self) -> bool {
         self.outside_rows_us == 0.0
-            && self.unlinked_us == 0.0
             && self.graph_launches_without_work == 0
             && self.dropped.is_empty()
     }

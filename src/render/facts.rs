@@ -116,10 +116,9 @@ fn coverage_lines(profile: &Profile) -> Vec<String> {
     let mut lines = Vec::new();
     if c.busy_us > 0.0 && c.in_rows_percent() < 100.0 {
         lines.push(format!(
-            "op rows hold {:.1}% of GPU busy time ({} launched outside any op, {} without a launch in the trace)",
+            "op rows hold {:.1}% of GPU busy time ({} launched outside any op)",
             c.in_rows_percent(),
-            human_us(c.outside_rows_us),
-            human_us(c.unlinked_us)
+            human_us(c.outside_rows_us)
         ));
     }
     if c.graph_launches_without_work > 0 {

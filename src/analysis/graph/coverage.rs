@@ -27,25 +27,18 @@ pub(super) fn coverage(trace: &Trace, gpu: &GpuWork, graph_launches_without_work
         .len()
     };
     let in_row = |w: &Work| w.linked && (w.graph || w.op != NONE);
-    let busy_us = set(&|_| true);
+    let busy_us = set(&|w| w.linked);
     let in_rows_us = set(&in_row);
-    let linked_us = set(&|w| w.linked);
-    // Exact zeros when nothing is outside, whatever the float rounding.
+    // An exact zero when nothing is outside, whatever the float rounding.
     let outside_rows_us = if gpu.items.iter().all(|w| !w.linked || in_row(w)) {
         0.0
     } else {
-        (linked_us - in_rows_us).max(0.0)
-    };
-    let unlinked_us = if gpu.items.iter().all(|w| w.linked) {
-        0.0
-    } else {
-        (busy_us - linked_us).max(0.0)
+        (busy_us - in_rows_us).max(0.0)
     };
     Coverage {
         busy_us,
         in_rows_us,
         outside_rows_us,
-        unlinked_us,
         graph_launches_without_work,
         dropped: dropped_records(&trace.metadata),
     }

@@ -21,28 +21,10 @@ fn causes(
     let mut causes = Vec::new();
     let share = coverage.in_rows_percent();
     if coverage.busy_us > 0.0 && share < min_percent {
-        let part = |us: f64| us / coverage.busy_us * 100.0;
-        let mut outside = Vec::new();
-        if coverage.outside_rows_us > 0.0 {
-            outside.push(format!(
-                "{:.1}% was launched outside any op",
-                part(coverage.outside_rows_us)
-            ));
-        }
-        if coverage.unlinked_us > 0.0 {
-            outside.push(format!(
-                "{:.1}% has no launch in the trace",
-                part(coverage.unlinked_us)
-            ));
-        }
         causes.push(format!(
             "only {share:.1}% of the {side}'s GPU time is in rows the gate can judge (at least \
-             {min_percent:.0}% needed){}",
-            if outside.is_empty() {
-                String::new()
-            } else {
-                format!(": {}", outside.join(", "))
-            }
+             {min_percent:.0}% needed): {:.1}% was launched outside any op",
+            coverage.outside_rows_us / coverage.busy_us * 100.0
         ));
     }
     if coverage.graph_launches_without_work > 0 {

@@ -164,7 +164,11 @@ fn json_report_has_hand_computed_ops_kernels_and_anomalies() {
     // (rows of their own, by kernel name).
     let ops = report["ops"].as_array().expect("ops");
     assert_eq!(ops.len(), 5, "{ops:#?}");
-    let replayed = named(&report, "/unique_args", "void at::native::reduce_kernel<512, 1>");
+    let replayed = named(
+        &report,
+        "/unique_args",
+        "void at::native::reduce_kernel<512, 1>",
+    );
     assert_eq!(replayed["graph"]["graph"], "launch #0");
     assert_eq!(replayed["direct"]["sum"].as_f64(), Some(8.0));
     for (name, us) in [

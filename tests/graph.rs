@@ -242,54 +242,60 @@ fn assert_one_kernel_selection(gate: &Gate, old: &str, new: &str) {
 /// little jitter.
 fn small_graph_trace() -> Value {
     let mut events = Vec::new();
-    let span = |cat: &str, name: &str, ts: f64, dur: f64, args: Value| json!({"ph": "X", "cat": cat, "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": dur, "args": args});
     for step in 0..8u64 {
         let base = step as f64 * 1000.0;
         let jitter = 1.0 + (step % 3) as f64 * 0.01;
-        events.push(span(
-            "user_annotation",
-            &format!("ProfilerStep#{step}"),
-            base,
-            900.0,
-            json!({}),
-        ));
-        events.push(span(
-            "cuda_runtime",
-            "cudaGraphLaunch",
-            base + 10.0,
-            5.0,
-            json!({"correlation": step + 1}),
-        ));
-        let mut ts = base + 50.0;
-        for (name, dur) in [("gemm_k", 100.0), ("norm_k", 40.0), ("gemm_k", 100.0)] {
+        let (graph, op) = (step + 1, step + 100);
+        let host = [
+            (
+                "user_annotation",
+                format!("ProfilerStep#{step}"),
+                0.0,
+                900.0,
+                json!({}),
+            ),
+            (
+                "cuda_runtime",
+                "cudaGraphLaunch".into(),
+                10.0,
+                5.0,
+                json!({"correlation": graph}),
+            ),
+            (
+                "cpu_op",
+                "aten::add".into(),
+                600.0,
+                30.0,
+                json!({"Input Dims": [[64], [64]], "Input type": ["float", "float"]}),
+            ),
+            (
+                "cuda_runtime",
+                "cudaLaunchKernel".into(),
+                605.0,
+                5.0,
+                json!({"correlation": op}),
+            ),
+        ];
+        for (cat, name, at, dur, args) in host {
+            events.push(
+                json!({"ph": "X", "cat": cat, "name": name, "pid": 1, "tid": 1,
+                               "ts": base + at, "dur": dur, "args": args}),
+            );
+        }
+        let gpu = [
+            ("gemm_k", 50.0, 100.0, graph),
+            ("norm_k", 200.0, 40.0, graph),
+            ("gemm_k", 350.0, 100.0, graph),
+            ("add_k", 620.0, 4.0, op),
+        ];
+        for (name, at, dur, correlation) in gpu {
             events.push(
                 json!({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7,
-                "ts": ts, "dur": dur * jitter,
-                "args": {"correlation": step + 1, "stream": 7, "device": 0,
+                "ts": base + at, "dur": dur * jitter,
+                "args": {"correlation": correlation, "stream": 7, "device": 0,
                          "grid": [8, 1, 1], "block": [256, 1, 1]}}),
             );
-            ts += 150.0;
         }
-        let op = 100 + step;
-        events.push(span(
-            "cpu_op",
-            "aten::add",
-            base + 600.0,
-            30.0,
-            json!({"Input Dims": [[64], [64]], "Input type": ["float", "float"]}),
-        ));
-        events.push(span(
-            "cuda_runtime",
-            "cudaLaunchKernel",
-            base + 605.0,
-            5.0,
-            json!({"correlation": op}),
-        ));
-        events.push(
-            json!({"ph": "X", "cat": "kernel", "name": "add_k", "pid": 0, "tid": 7,
-            "ts": base + 620.0, "dur": 4.0 * jitter,
-            "args": {"correlation": op, "stream": 7, "device": 0}}),
-        );
     }
     json!({"traceEvents": events})
 }

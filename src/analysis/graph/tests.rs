@@ -116,18 +116,22 @@ fn capture_trace() -> Trace {
     load(events)
 }
 
-fn with_capture() -> Profile {
-    let (trace, capture) = (replay_trace(), capture_trace());
-    let (tree, capture_tree) = (link(&trace), link(&capture));
+/// The replay trace analysed with `capture` as its capture trace.
+fn merged(trace: &Trace, capture: &Trace) -> Profile {
+    let (tree, capture_tree) = (link(trace), link(capture));
     analyse_with_capture(
-        &trace,
+        trace,
         &tree,
         &AnalysisOptions::default(),
         Some(Capture {
-            trace: &capture,
+            trace: capture,
             tree: &capture_tree,
         }),
     )
+}
+
+fn with_capture() -> Profile {
+    merged(&replay_trace(), &capture_trace())
 }
 
 fn row<'a>(profile: &'a Profile, name: &str, dims: &str) -> &'a UniqueArgs {
@@ -255,16 +259,7 @@ fn a_capture_whose_launches_do_not_fit_attaches_nothing() {
             json!({}),
         ),
     ]);
-    let (tree, capture_tree) = (link(&trace), link(&capture));
-    let profile = analyse_with_capture(
-        &trace,
-        &tree,
-        &AnalysisOptions::default(),
-        Some(Capture {
-            trace: &capture,
-            tree: &capture_tree,
-        }),
-    );
+    let profile = merged(&trace, &capture);
     assert!(profile.unique_args.iter().all(|r| r.name != "aten::mm"));
     let merge = profile.graph_replay.and_then(|r| r.capture).expect("merge");
     assert_eq!((merge.matched, merge.unmatched), (0, 8));

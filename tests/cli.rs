@@ -143,8 +143,17 @@ fn json_report_has_hand_computed_ops_kernels_and_anomalies() {
     let report = json_report(&small_cuda());
 
     // Direct kernel time per op: the union of the op's own GPU work.
+    // Ops with direct GPU work, and the two kernels the graph launch replays
+    // (rows of their own, by kernel name).
     let ops = report["ops"].as_array().expect("ops");
-    assert_eq!(ops.len(), 3, "only ops with direct GPU work: {ops:#?}");
+    assert_eq!(ops.len(), 5, "{ops:#?}");
+    let replayed = named(
+        &report,
+        "/unique_args",
+        "void at::native::reduce_kernel<512, 1>",
+    );
+    assert_eq!(replayed["graph"]["graph"], "launch #0");
+    assert_eq!(replayed["direct"]["sum"].as_f64(), Some(8.0));
     for (name, us) in [
         ("aten::addmm", 20.0),
         ("aten::copy_", 30.0),
@@ -215,7 +224,8 @@ fn json_report_has_hand_computed_ops_kernels_and_anomalies() {
     assert_eq!(steps.len(), 1);
     assert_eq!(steps[0]["number"], 1);
     assert_eq!(steps[0]["host_duration_us"].as_f64(), Some(1000.0));
-    assert_eq!(steps[0]["kernel_time_us"].as_f64(), Some(80.0));
+    // The ops' 80 µs and the 18 µs the graph launch replayed.
+    assert_eq!(steps[0]["kernel_time_us"].as_f64(), Some(98.0));
     assert_eq!(steps[0]["timeline"]["busy_time"].as_f64(), Some(78.0));
 
     let link = &report["anomalies"]["link"];

@@ -349,6 +349,7 @@ fn verdict(findings: Vec<Finding>) -> Verdict {
         .count();
     Verdict {
         schema_version: 1,
+        schema_minor: 1,
         tracegate_version: "0.1.0".to_string(),
         outcome: if failures > 0 {
             Verdict_::Fail

@@ -6,6 +6,7 @@ use crate::analysis::anomalies::anomalies;
 use crate::analysis::diagnose::{self, ModelledOp, Peaks, Signals, patterns};
 use crate::analysis::environment::environment;
 use crate::analysis::gpu_work::{GpuWork, Invocations};
+use crate::analysis::graph::{self, Capture};
 use crate::analysis::hardware::{self, Catalog, ComputeSpec, Hardware};
 use crate::analysis::idle::idle_split;
 use crate::analysis::kernels::{kernel_summary, short_kernels};
@@ -111,12 +112,35 @@ fn peaks_of(hardware: &Hardware) -> Peaks {
 
 /// Analyses a linked trace, judging efficiency against the chosen hardware.
 pub fn analyse_with(trace: &Trace, tree: &Tree, options: &AnalysisOptions) -> Profile {
+    analyse_with_capture(trace, tree, options, None)
+}
+
+/// Analyses a linked trace whose graph replays are attributed to the ops of
+/// a capture trace ([`graph`]), judging efficiency against the chosen
+/// hardware.
+pub fn analyse_with_capture(
+    trace: &Trace,
+    tree: &Tree,
+    options: &AnalysisOptions,
+    capture: Option<Capture<'_>>,
+) -> Profile {
     let gpu = GpuWork::collect(trace, tree);
     let timeline = Breakdown::compute(gpu.linked().map(|w| (w.bucket, w.interval)));
     let timeline_all_gpu_work = (gpu.items.iter().any(|w| !w.linked))
         .then(|| Breakdown::compute(gpu.items.iter().map(|w| (w.bucket, w.interval))));
     let invocations = Invocations::collect(trace, tree, &gpu);
-    let unique_args = unique_args(trace, tree, &gpu, &invocations);
+    let mut unique_args = unique_args(trace, tree, &gpu, &invocations);
+    let mut ops = ops_by_name(trace, &gpu, &invocations);
+    let mut categories = categories(trace, &gpu, &invocations);
+    let mut steps = steps(tree, &gpu, &invocations);
+    let replayed = graph::analyse(trace, tree, &gpu, capture);
+    graph::extend_tables(
+        replayed.rows,
+        &mut unique_args,
+        &mut ops,
+        &mut categories,
+        &mut steps,
+    );
     let kernels = kernel_summary(trace, tree, &gpu, &timeline);
     let (short_kernels, short_kernel_histogram, short_kernel_time_us) =
         short_kernels(trace, tree, &gpu, &timeline);
@@ -132,9 +156,9 @@ pub fn analyse_with(trace: &Trace, tree: &Tree, options: &AnalysisOptions) -> Pr
         },
         environment: environment(trace, &gpu),
         has_gpu_activity: !gpu.items.is_empty(),
-        steps: steps(tree, &gpu, &invocations),
-        ops: ops_by_name(trace, &gpu, &invocations),
-        categories: categories(trace, &gpu, &invocations),
+        steps,
+        ops,
+        categories,
         unique_args,
         kernels,
         short_kernels,
@@ -148,6 +172,8 @@ pub fn analyse_with(trace: &Trace, tree: &Tree, options: &AnalysisOptions) -> Pr
         hardware: hardware_used,
         perf,
         diagnosis: None,
+        graph_replay: replayed.replay,
+        coverage: replayed.coverage,
     };
     let signals = signals_of(&profile);
     let patterns = patterns::detect(trace, tree, &signals);

@@ -4,7 +4,7 @@
 //! analysis and shared by the tables.
 
 use crate::analysis::timeline::{Bucket, Interval, IntervalSet, bucket_of};
-use crate::trace::link::{NONE, Tree};
+use crate::trace::link::{self, NONE, Tree};
 use crate::trace::{Event, FxHashMap, Kind, Trace, TrackId};
 
 /// One piece of GPU work with what the analysis needs of it.
@@ -25,6 +25,9 @@ pub(super) struct Work {
     pub(super) stream: Option<i64>,
     /// Device, when recorded.
     pub(super) device: Option<i64>,
+    /// Whether a CUDA/HIP graph launch replayed it: its rows are the graph's
+    /// (`analysis::graph`), not those of an op above the launch.
+    pub(super) graph: bool,
 }
 
 /// Every piece of GPU work of a trace, in the link tree's order.
@@ -49,6 +52,7 @@ impl GpuWork {
                     NONE
                 };
                 let args = trace.gpu_args(event);
+                let launch = tree.launch[index as usize];
                 Work {
                     event: index,
                     interval: Interval {
@@ -58,11 +62,13 @@ impl GpuWork {
                     bucket: bucket_of(event.kind == Kind::Memcpy, trace.name(event)),
                     linked: tree.is_linked(index),
                     op,
-                    launch: tree.launch[index as usize],
+                    launch,
                     stream: args
                         .and_then(|a| a.stream)
                         .or_else(|| stream_from_track(trace, event)),
                     device: args.and_then(|a| a.device),
+                    graph: launch != NONE
+                        && link::is_graph_launch(trace.name(&trace.events[launch as usize])),
                 }
             })
             .collect();
@@ -103,7 +109,7 @@ impl Invocations {
         let mut direct: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
         let mut subtree: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
         for (work_index, work) in gpu.items.iter().enumerate() {
-            if !work.linked || work.op == NONE {
+            if !work.linked || work.op == NONE || work.graph {
                 continue;
             }
             direct.entry(work.op).or_default().push(work_index as u32);

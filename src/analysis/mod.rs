@@ -4,14 +4,16 @@
 //! diagnosis.
 //!
 //! [`analyse`] orchestrates; each table is built by the module named for it
-//! (`op_tables`, `kernels`, `idle`, `sync`, `environment`, `anomalies`) from
-//! the GPU work `gpu_work` collects once. `profile` holds only the data.
+//! (`op_tables`, `kernels`, `idle`, `sync`, `environment`, `anomalies`, and
+//! `graph` for the work CUDA/HIP graphs replay) from the GPU work `gpu_work`
+//! collects once. `profile` holds only the data.
 
 pub mod analyse;
 mod anomalies;
 pub mod diagnose;
 mod environment;
 mod gpu_work;
+pub mod graph;
 pub mod hardware;
 mod idle;
 mod kernels;

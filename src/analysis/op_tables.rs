@@ -253,6 +253,7 @@ pub(super) fn unique_args(
                         .map(|&(position, us, _)| (invocations.direct[position].0, us)),
                 ),
                 model: op_model(trace, *example_op),
+                graph: None,
             }
         })
         .collect();
@@ -266,7 +267,7 @@ pub(super) fn unique_args(
 }
 
 /// Sums per profiler step of (op event, µs) pairs, by step number.
-fn step_sums(tree: &Tree, ops: impl Iterator<Item = (u32, f64)>) -> Vec<(u64, f64)> {
+pub(super) fn step_sums(tree: &Tree, ops: impl Iterator<Item = (u32, f64)>) -> Vec<(u64, f64)> {
     let mut by_step: BTreeMap<u64, f64> = BTreeMap::new();
     for (op, us) in ops {
         let step = tree.step[op as usize];
@@ -278,7 +279,7 @@ fn step_sums(tree: &Tree, ops: impl Iterator<Item = (u32, f64)>) -> Vec<(u64, f6
 }
 
 /// The perf model of one op invocation, when one covers it.
-fn op_model(trace: &Trace, op: u32) -> Option<OpModel> {
+pub(super) fn op_model(trace: &Trace, op: u32) -> Option<OpModel> {
     let event = &trace.events[op as usize];
     let model = perf_model::model(&OpShape::of_event(trace, event)).ok()?;
     Some(OpModel {
@@ -290,7 +291,7 @@ fn op_model(trace: &Trace, op: u32) -> Option<OpModel> {
 }
 
 /// The kernels of a unique-args row, by (name, stream) in first-launch order.
-fn kernel_details(trace: &Trace, gpu: &GpuWork, work: &[u32]) -> Vec<KernelDetail> {
+pub(super) fn kernel_details(trace: &Trace, gpu: &GpuWork, work: &[u32]) -> Vec<KernelDetail> {
     let mut order: Vec<(String, Option<i64>)> = Vec::new();
     let mut durations: BTreeMap<(String, Option<i64>), Vec<f64>> = BTreeMap::new();
     for &w in work {

@@ -74,6 +74,145 @@ pub struct Profile {
     pub perf: PerfReport,
     /// Bottleneck, prioritised ops and patterns (absent only while analysing).
     pub diagnosis: Option<Diagnosis>,
+    /// Work replayed by CUDA/HIP graph launches: its rows are in `unique_args`;
+    /// this holds the whole-graph rows and the capture merge. Written only
+    /// when the trace has graph launches.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub graph_replay: Option<GraphReplay>,
+    /// How much of the GPU's busy time the op rows hold. Written only when
+    /// some GPU time is outside them or the trace is under-recorded.
+    #[serde(skip_serializing_if = "Coverage::is_complete")]
+    pub coverage: Coverage,
+}
+
+/// Where a row's GPU work came from when a CUDA or HIP graph replayed it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct GraphPlace {
+    /// The graph: `graph 7` (Kineto's `graph id`) or `launch #0` (its
+    /// position among the graph launches of a profiler step).
+    pub graph: String,
+    /// What the row holds.
+    pub role: GraphRole,
+    /// The launch call: `hipGraphLaunch`, `cudaGraphLaunch`, ….
+    pub launch: String,
+    /// For a captured op: its calls' kernel sequence as a hash (an op that
+    /// runs other kernels in some calls has a row per sequence).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
+}
+
+impl GraphPlace {
+    /// The part of a row's comparison key that places it: graph, role and
+    /// variant (the launch call's name is left out, so CUDA and ROCm rows
+    /// match).
+    pub fn key(&self) -> String {
+        match &self.variant {
+            Some(variant) => format!("{} {} {variant}", self.graph, self.role.as_str()),
+            None => format!("{} {}", self.graph, self.role.as_str()),
+        }
+    }
+
+    /// How messages name it, e.g. `in hipGraphLaunch launch #0`.
+    pub fn describe(&self) -> String {
+        format!("in {} {}", self.launch, self.graph)
+    }
+}
+
+/// What a graph row holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GraphRole {
+    /// One kernel (copy, set) of the graph by name and launch configuration,
+    /// its op unknown: one call per execution.
+    Kernel,
+    /// An op of the capture trace with the kernels it captured: one call per
+    /// execution of the op in a replay.
+    CapturedOp,
+    /// The whole graph: its kernel sequence (for kernel selection) and one
+    /// call per replay. Its time is also in the graph's other rows.
+    Graph,
+}
+
+impl GraphRole {
+    /// Lower-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GraphRole::Kernel => "kernel",
+            GraphRole::CapturedOp => "captured_op",
+            GraphRole::Graph => "graph",
+        }
+    }
+}
+
+/// The GPU work CUDA/HIP graph launches replayed.
+#[derive(Clone, Debug, Serialize)]
+pub struct GraphReplay {
+    /// Graph launch calls.
+    pub launches: u64,
+    /// Graph launch calls whose replay recorded no GPU work.
+    pub launches_without_work: u64,
+    /// Kernels, copies and sets the replays put on the GPU.
+    pub work_items: u64,
+    /// Their busy time (union), µs.
+    pub busy_us: f64,
+    /// One row per graph ([`GraphRole::Graph`]), most time first; not in
+    /// `unique_args`, whose graph rows hold the same time.
+    pub graphs: Vec<UniqueArgs>,
+    /// The capture merge, when a capture trace was given.
+    pub capture: Option<CaptureMerge>,
+}
+
+/// How a capture trace's ops were attributed to the replayed work.
+#[derive(Clone, Debug, Serialize)]
+pub struct CaptureMerge {
+    /// The capture trace.
+    pub source: String,
+    /// Graph captures found in it (`StreamBeginCapture` … `StreamEndCapture`).
+    pub captures: u64,
+    /// Replayed work items attributed to a captured launch.
+    pub matched: u64,
+    /// Replayed work items no captured launch matched (kept as kernel rows).
+    pub unmatched: u64,
+    /// Why work was left unmatched, one line per graph.
+    pub notes: Vec<String>,
+}
+
+/// How much of the GPU's busy time is in op rows (what the gate judges),
+/// and what the trace says it did not record. Like the timeline, it counts
+/// linked work only: work whose launch is outside the trace (the profiling
+/// window opened on it) is an anomaly of its own, not missing rows.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Coverage {
+    /// Busy time of the linked GPU work (the timeline's busy time), µs.
+    pub busy_us: f64,
+    /// Busy time of the GPU work in op rows (op tables and graph rows), µs.
+    pub in_rows_us: f64,
+    /// Busy time of linked GPU work in no row (launched by a runtime call
+    /// outside every op), µs.
+    pub outside_rows_us: f64,
+    /// Graph launches whose replay recorded no GPU work.
+    pub graph_launches_without_work: u64,
+    /// What the profiler says it dropped (its warnings, verbatim, at most five).
+    pub dropped: Vec<String>,
+}
+
+impl Coverage {
+    /// Every GPU work item is in a row and nothing is known to be missing.
+    pub fn is_complete(&self) -> bool {
+        self.outside_rows_us == 0.0
+            && self.graph_launches_without_work == 0
+            && self.dropped.is_empty()
+    }
+
+    /// The share of GPU busy time in rows, %; 100 when there is no GPU work.
+    pub fn in_rows_percent(&self) -> f64 {
+        if self.busy_us > 0.0 {
+            (self.in_rows_us / self.busy_us * 100.0).min(100.0)
+        } else {
+            100.0
+        }
+    }
 }
 
 /// The GPU's idle time split by cause. A gap in GPU activity before a piece
@@ -243,6 +382,9 @@ pub struct UniqueArgs {
     pub step_us: Vec<(u64, f64)>,
     /// FLOPs and bytes of one invocation, when a perf model covers the op.
     pub model: Option<OpModel>,
+    /// For work a CUDA/HIP graph replayed: the graph and what the row holds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub graph: Option<GraphPlace>,
 }
 
 /// The perf model of one invocation of a unique-args row.

@@ -100,6 +100,11 @@ pub(super) struct SnapshotArgs {
     #[arg(short, long, value_name = "FILE")]
     pub(super) output: PathBuf,
 
+    /// The trace recorded while the CUDA/HIP graphs were captured: replayed
+    /// kernels are attributed to the ops that launched them there.
+    #[arg(long, value_name = "TRACE")]
+    pub(super) capture: Option<PathBuf>,
+
     /// No progress bar, even on a terminal.
     #[arg(short, long)]
     pub(super) quiet: bool,
@@ -123,6 +128,15 @@ pub(super) struct CheckArgs {
     /// Candidate: a trace or snapshot, or a directory of them.
     #[arg(long, value_name = "PATH")]
     pub(super) candidate: PathBuf,
+
+    /// The capture trace of the baseline trace(s) given as files (in a
+    /// directory, NAME.capture.json.gz beside workload NAME is used).
+    #[arg(long, value_name = "TRACE")]
+    pub(super) baseline_capture: Option<PathBuf>,
+
+    /// The capture trace of the candidate trace given as a file.
+    #[arg(long, value_name = "TRACE")]
+    pub(super) candidate_capture: Option<PathBuf>,
 
     /// The policy (YAML); default: the built-in policies/default.yaml.
     #[arg(long, value_name = "FILE")]
@@ -248,7 +262,7 @@ pub(super) enum CommentOn {
     Always,
     /// When there is a fail or warn finding.
     Findings,
-    /// When the gate fails.
+    /// When the gate fails or is inconclusive (exit 1).
     Fail,
 }
 
@@ -308,6 +322,11 @@ pub(super) struct ReportArgs {
     /// How many ops and kernels the terminal and Markdown summaries list.
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub(super) top: usize,
+
+    /// The trace recorded while the CUDA/HIP graphs were captured: replayed
+    /// kernels are attributed to the ops that launched them there.
+    #[arg(long, value_name = "TRACE")]
+    pub(super) capture: Option<PathBuf>,
 
     /// Colour the terminal summary.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]

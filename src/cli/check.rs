@@ -8,7 +8,9 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use tracegate::analysis::analyse::{self, AnalysisOptions};
+use tracegate::analysis::graph::Capture;
 use tracegate::analysis::hardware::Hardware;
+use tracegate::analysis::profile::{GraphRole, Profile};
 use tracegate::gate::compare::{self, CompareOptions};
 use tracegate::gate::judge::{self, Workload};
 use tracegate::gate::policy::{HardwareChoice, Policy};
@@ -16,7 +18,7 @@ use tracegate::gate::snapshot::{self, Snapshot};
 use tracegate::gate::verdict::Verdict;
 use tracegate::publish::replay::{self, PACKAGE_FILES, PackageContext, ReplayError};
 use tracegate::render::{actions, gate};
-use tracegate::trace::{self, LoadLimits, link};
+use tracegate::trace::{self, LoadLimits, Trace, link};
 
 use super::{Failure, load_with_progress};
 
@@ -36,9 +38,11 @@ pub struct ReadOptions {
     pub limits: LoadLimits,
 }
 
-/// Reads one trace or snapshot (detected by content) into a snapshot.
+/// Reads one trace or snapshot (detected by content) into a snapshot; a
+/// trace's graph replays are merged with `capture` when given.
 pub fn read_input(
     path: &Path,
+    capture: Option<&Path>,
     choice: &HardwareChoice,
     policy: &Policy,
     read: &ReadOptions,
@@ -54,7 +58,7 @@ pub fn read_input(
             catalog: policy.hardware.catalog.clone(),
             hardware: choice.hardware().cloned(),
         };
-        match snapshot_of_trace(path, &options, read.quiet, &read.limits) {
+        match snapshot_of_trace(path, capture, &options, read.quiet, &read.limits) {
             Ok(snapshot) => snapshot,
             // A snapshot re-saved with its keys reordered is not recognised
             // from its first kilobyte; it is still a snapshot.
@@ -70,9 +74,39 @@ pub fn read_input(
     Ok(Side { snapshot, hardware })
 }
 
-/// Loads, links and analyses a trace into a snapshot.
+/// Loads, links and analyses a trace, attributing its graph replays to the
+/// ops of `capture` (a trace recorded while the graphs were captured) when
+/// given.
+pub fn profile_of_trace(
+    path: &Path,
+    capture: Option<&Path>,
+    options: &AnalysisOptions,
+    quiet: bool,
+    limits: &LoadLimits,
+) -> Result<(Trace, Profile), Failure> {
+    let trace = load_with_progress(path, quiet, limits)?;
+    let tree = link::link(&trace);
+    let profile = match capture {
+        Some(capture_path) => {
+            trace::check_file_type(capture_path, limits)?;
+            let capture = load_with_progress(capture_path, quiet, limits)?;
+            let capture_tree = link::link(&capture);
+            let capture = Capture {
+                trace: &capture,
+                tree: &capture_tree,
+            };
+            analyse::analyse_with_capture(&trace, &tree, options, Some(capture))
+        }
+        None => analyse::analyse_with(&trace, &tree, options),
+    };
+    Ok((trace, profile))
+}
+
+/// Loads, links and analyses a trace (with its capture trace, when given)
+/// into a snapshot.
 pub fn snapshot_of_trace(
     path: &Path,
+    capture: Option<&Path>,
     options: &AnalysisOptions,
     quiet: bool,
     limits: &LoadLimits,
@@ -80,12 +114,52 @@ pub fn snapshot_of_trace(
     trace::check_file_type(path, limits)?;
     let (sha256, bytes) = snapshot::sha256_file(path)
         .map_err(|e| Failure::input(format!("{}: cannot read: {e}", path.display())))?;
-    let trace = load_with_progress(path, quiet, limits)?;
-    let tree = link::link(&trace);
-    let profile = analyse::analyse_with(&trace, &tree, options);
+    let (trace, profile) = profile_of_trace(path, capture, options, quiet, limits)?;
     let mut snapshot = Snapshot::from_profile(&profile, sha256, bytes);
     snapshot.fingerprint.pytorch_version = snapshot::pytorch_version(&trace.metadata);
     Ok(snapshot)
+}
+
+/// The name suffix of a capture trace beside its workload in a directory:
+/// `NAME.capture.json.gz` is the capture trace of workload `NAME`.
+const CAPTURE_SUFFIX: &str = ".capture";
+
+/// One workload file of a directory, with the capture trace beside it.
+#[derive(Clone, Debug)]
+pub struct Input {
+    /// The trace or snapshot.
+    pub path: PathBuf,
+    /// `NAME.capture.json[.gz]` beside it, or the `--…-capture` flag.
+    pub capture: Option<PathBuf>,
+}
+
+/// The trace or snapshot files of a directory, by workload name, each with
+/// its capture trace when the directory has one.
+fn workload_inputs(dir: &Path) -> Result<BTreeMap<String, Input>, Failure> {
+    let mut files = workload_files(dir)?;
+    let captures: Vec<String> = files
+        .keys()
+        .filter(|name| name.ends_with(CAPTURE_SUFFIX))
+        .cloned()
+        .collect();
+    let mut inputs: BTreeMap<String, Input> = BTreeMap::new();
+    let mut capture_of: BTreeMap<String, PathBuf> = BTreeMap::new();
+    for name in captures {
+        let path = files.remove(&name).expect("listed");
+        let workload = name.trim_end_matches(CAPTURE_SUFFIX).to_string();
+        if !files.contains_key(&workload) {
+            return Err(Failure::input(format!(
+                "{}: a capture trace without a workload `{workload}` beside it",
+                path.display()
+            )));
+        }
+        capture_of.insert(workload, path);
+    }
+    for (name, path) in files {
+        let capture = capture_of.remove(&name);
+        inputs.insert(name, Input { path, capture });
+    }
+    Ok(inputs)
 }
 
 /// The trace or snapshot files of a directory, by workload name.
@@ -118,13 +192,24 @@ fn workload_files(dir: &Path) -> Result<BTreeMap<String, PathBuf>, Failure> {
 }
 
 /// One workload's inputs: its name, its baseline runs, its candidate.
-type WorkloadInputs = (String, Vec<PathBuf>, Option<PathBuf>);
+type WorkloadInputs = (String, Vec<Input>, Option<Input>);
+
+/// The capture traces given on the command line, per side.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Captures<'a> {
+    /// `--baseline-capture`: for every baseline file.
+    pub baseline: Option<&'a Path>,
+    /// `--candidate-capture`: for the candidate file.
+    pub candidate: Option<&'a Path>,
+}
 
 /// Pairs baselines with the candidate into workloads: files compare as one
-/// workload; directories pair files by workload name.
+/// workload (with the capture traces given for each side); directories pair
+/// files by workload name (each with the `NAME.capture.json[.gz]` beside it).
 pub fn pair_inputs(
     baselines: &[PathBuf],
     candidate: &Path,
+    captures: Captures<'_>,
 ) -> Result<Vec<WorkloadInputs>, Failure> {
     if !candidate.is_dir() {
         if let Some(dir) = baselines.iter().find(|b| b.is_dir()) {
@@ -134,14 +219,28 @@ pub fn pair_inputs(
                 candidate.display()
             )));
         }
+        let input = |path: &Path, capture: Option<&Path>| Input {
+            path: path.to_path_buf(),
+            capture: capture.map(Path::to_path_buf),
+        };
         return Ok(vec![(
             snapshot::workload_name(candidate),
-            baselines.to_vec(),
-            Some(candidate.to_path_buf()),
+            baselines
+                .iter()
+                .map(|b| input(b, captures.baseline))
+                .collect(),
+            Some(input(candidate, captures.candidate)),
         )]);
     }
-    let candidates = workload_files(candidate)?;
-    let mut by_name: BTreeMap<String, (Vec<PathBuf>, Option<PathBuf>)> = BTreeMap::new();
+    if let Some(flag) = captures.baseline.or(captures.candidate) {
+        return Err(Failure::input(format!(
+            "--baseline-capture/--candidate-capture {} is for file inputs: in a directory, \
+             put NAME.capture.json.gz beside workload NAME",
+            flag.display()
+        )));
+    }
+    let candidates = workload_inputs(candidate)?;
+    let mut by_name: BTreeMap<String, (Vec<Input>, Option<Input>)> = BTreeMap::new();
     for baseline in baselines {
         if !baseline.is_dir() {
             return Err(Failure::input(format!(
@@ -150,7 +249,7 @@ pub fn pair_inputs(
                 baseline.display()
             )));
         }
-        for (name, path) in workload_files(baseline)? {
+        for (name, path) in workload_inputs(baseline)? {
             by_name.entry(name).or_default().0.push(path);
         }
     }
@@ -168,19 +267,26 @@ pub fn pair_inputs(
 pub fn check(
     baselines: &[PathBuf],
     candidate: &Path,
+    captures: Captures<'_>,
     policy: &Policy,
     read: &ReadOptions,
     out_dir: Option<&Path>,
 ) -> Result<Verdict, Failure> {
-    let pairs = pair_inputs(baselines, candidate)?;
+    let pairs = pair_inputs(baselines, candidate, captures)?;
     let mut sides: Vec<(String, Vec<Side>, Option<Side>)> = Vec::new();
-    for (name, baseline_paths, candidate_path) in pairs {
-        let baseline_sides = baseline_paths
+    for (name, baseline_inputs, candidate_input) in pairs {
+        let baseline_sides = baseline_inputs
             .iter()
-            .map(|p| read_input(p, &policy.hardware.baseline, policy, read))
+            .map(|i| {
+                let capture = i.capture.as_deref();
+                read_input(&i.path, capture, &policy.hardware.baseline, policy, read)
+            })
             .collect::<Result<Vec<_>, _>>()?;
-        let candidate_side = candidate_path
-            .map(|p| read_input(&p, &policy.hardware.candidate, policy, read))
+        let candidate_side = candidate_input
+            .map(|i| {
+                let capture = i.capture.as_deref();
+                read_input(&i.path, capture, &policy.hardware.candidate, policy, read)
+            })
             .transpose()?;
         sides.push((name, baseline_sides, candidate_side));
     }
@@ -270,6 +376,8 @@ fn write_replay_packages(
     policy: &Policy,
     out_dir: &Path,
 ) -> Result<(), Failure> {
+    // Kernels a graph replayed with no op known: nothing to call, one note.
+    let mut graph_kernels: Vec<usize> = Vec::new();
     let selection = replay::select_packages(verdict, &policy.replay, |finding, op| {
         let (_, baselines, candidate) = sides
             .iter()
@@ -278,12 +386,42 @@ fn write_replay_packages(
             name: op.name.clone(),
         })?;
         let snapshots = candidate.iter().chain(baselines).map(|side| &side.snapshot);
+        let is_graph_kernel = snapshots.clone().flat_map(|s| &s.ops).any(|row| {
+            row.name == op.name
+                && row.input_dims == op.input_dims
+                && row
+                    .graph
+                    .as_ref()
+                    .is_some_and(|g| g.role != GraphRole::CapturedOp)
+        });
+        if is_graph_kernel {
+            graph_kernels.extend(
+                verdict
+                    .findings
+                    .iter()
+                    .position(|f| std::ptr::eq(f, finding)),
+            );
+            return Err(ReplayError::NoShapes {
+                name: op.name.clone(),
+            });
+        }
         replay::ir_for_op_ref(snapshots, op)
     });
+    let mut graph_kernel_rows: BTreeMap<String, usize> = BTreeMap::new();
     for (index, reason) in &selection.skipped {
         let workload = verdict.findings[*index].workload.clone();
-        if let Some(summary) = verdict.workloads.iter_mut().find(|w| w.name == workload) {
+        if graph_kernels.contains(index) {
+            *graph_kernel_rows.entry(workload).or_default() += 1;
+        } else if let Some(summary) = verdict.workloads.iter_mut().find(|w| w.name == workload) {
             summary.notes.push(format!("no replay package: {reason}"));
+        }
+    }
+    for (workload, count) in graph_kernel_rows {
+        if let Some(summary) = verdict.workloads.iter_mut().find(|w| w.name == workload) {
+            summary.notes.push(format!(
+                "no replay package for {count} row(s) of graph-replayed kernels: no op is known to \
+                 call (give the capture trace to attribute them to ops)"
+            ));
         }
     }
     let dir = out_dir.join("replay");

@@ -129,9 +129,14 @@ fn report_command(args: &ReportArgs) -> Result<(), Failure> {
         ));
     }
     let options = args.hardware.options()?;
-    let trace = load_trace(&args.trace, args.quiet, &args.load.limits(), "report")?;
-    let tree = link::link(&trace);
-    let profile = analyse::analyse_with(&trace, &tree, &options);
+    let (_, profile) = check::profile_of_trace(
+        &args.trace,
+        args.capture.as_deref(),
+        &options,
+        args.quiet,
+        &args.load.limits(),
+    )
+    .map_err(|failure| snapshot_or(&args.trace, "report", failure))?;
     match args.format {
         Format::Csv => {
             let dir = args.out_dir.as_deref().expect("checked above");
@@ -189,8 +194,14 @@ fn color_enabled(choice: ColorChoice) -> bool {
 
 fn snapshot_command(args: &SnapshotArgs) -> Result<(), Failure> {
     let options = args.hardware.options()?;
-    let snapshot = check::snapshot_of_trace(&args.trace, &options, args.quiet, &args.load.limits())
-        .map_err(|failure| snapshot_or(&args.trace, "snapshot", failure))?;
+    let snapshot = check::snapshot_of_trace(
+        &args.trace,
+        args.capture.as_deref(),
+        &options,
+        args.quiet,
+        &args.load.limits(),
+    )
+    .map_err(|failure| snapshot_or(&args.trace, "snapshot", failure))?;
     snapshot
         .write_path(&args.output)
         .map_err(|e| Failure::input(format!("{}: cannot write: {e}", args.output.display())))
@@ -204,6 +215,10 @@ fn check_command(args: &CheckArgs) -> Result<u8, Failure> {
     let verdict = check::check(
         &args.baseline,
         &args.candidate,
+        check::Captures {
+            baseline: args.baseline_capture.as_deref(),
+            candidate: args.candidate_capture.as_deref(),
+        },
         &policy,
         &check::ReadOptions {
             quiet: args.quiet,

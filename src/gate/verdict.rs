@@ -11,6 +11,10 @@ use serde::{Deserialize, Serialize};
 /// Version of the `report.json` schema written by `check` (docs/REPORT.md).
 pub const VERDICT_SCHEMA_VERSION: u32 = 1;
 
+/// Compatible additions to that version: 1 added the `inconclusive`
+/// outcome and the `integrity` finding kind.
+pub const VERDICT_SCHEMA_MINOR: u32 = 1;
+
 /// How much a finding matters, as the policy rule that raised it says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -60,6 +64,9 @@ pub enum FindingKind {
     Budget,
     /// Nothing to compare: no GPU work, no matched ops, a workload on one side only.
     NothingToCompare,
+    /// The trace cannot support a verdict: too little GPU time in the rows
+    /// the gate judges, or the trace says it is under-recorded.
+    Integrity,
 }
 
 /// The op a finding is about.
@@ -218,14 +225,26 @@ pub enum Outcome {
     Pass,
     /// At least one fail finding.
     Fail,
+    /// No fail finding but a failing integrity finding: the trace cannot
+    /// support a pass (too little GPU time in judged rows, under-recorded).
+    Inconclusive,
 }
 
 impl Outcome {
-    /// The process exit code: 0 pass, 1 fail.
+    /// The process exit code: 0 pass, 1 fail or inconclusive.
     pub fn exit_code(self) -> u8 {
         match self {
             Outcome::Pass => 0,
-            Outcome::Fail => 1,
+            Outcome::Fail | Outcome::Inconclusive => 1,
+        }
+    }
+
+    /// Lower-case name, as report.json writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Pass => "pass",
+            Outcome::Fail => "fail",
+            Outcome::Inconclusive => "inconclusive",
         }
     }
 }
@@ -235,9 +254,12 @@ impl Outcome {
 pub struct Verdict {
     /// [`VERDICT_SCHEMA_VERSION`].
     pub schema_version: u32,
+    /// [`VERDICT_SCHEMA_MINOR`]; 0 in a report.json written before it existed.
+    #[serde(default)]
+    pub schema_minor: u32,
     /// tracegate version.
     pub tracegate_version: String,
-    /// Pass or fail.
+    /// Pass, fail or inconclusive.
     pub outcome: Outcome,
     /// One line, e.g. `❌ 2 regressions fail the gate`.
     pub headline: String,
@@ -254,7 +276,8 @@ pub struct Verdict {
 impl Verdict {
     /// Sorts findings: fail before warn before info; within a severity, op
     /// slowdowns (the causes) before the timeline and budget findings they
-    /// cause; then priority, then larger absolute impact first.
+    /// cause, then integrity findings (they put the rest in doubt); then
+    /// priority, then larger absolute impact first.
     pub fn sort_findings(&mut self) {
         let is_cause = |f: &Finding| {
             f.op.is_some()
@@ -263,10 +286,12 @@ impl Verdict {
                     FindingKind::Regression | FindingKind::UnexpectedRatio
                 )
         };
+        let doubts = |f: &Finding| f.kind == FindingKind::Integrity;
         self.findings.sort_by(|a, b| {
             a.severity
                 .cmp(&b.severity)
                 .then(is_cause(b).cmp(&is_cause(a)))
+                .then(doubts(b).cmp(&doubts(a)))
                 .then(a.priority.cmp(&b.priority))
                 .then(
                     b.impact_percent

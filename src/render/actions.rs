@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::gate::kind_label;
 use super::text::{NAME_CHARS, printable, shorten};
-use crate::gate::verdict::{Finding, Outcome, Severity, Verdict};
+use crate::gate::verdict::{Finding, Severity, Verdict};
 
 /// Annotations per type (error, warning): GitHub shows about ten of each per
 /// step. When there are more findings, the last one says how many are left.
@@ -27,7 +27,7 @@ pub struct OutputPaths<'a> {
     pub summary: Option<&'a Path>,
 }
 
-/// The text to append to `$GITHUB_OUTPUT`: `verdict` (`pass` or `fail`),
+/// The text to append to `$GITHUB_OUTPUT`: `verdict` (`pass`, `fail` or `inconclusive`),
 /// `regressions`, `warnings`, `failures`, `improvements`, `headline`, and
 /// `report-path`, `comment-path`, `summary-path` for the files given. A value
 /// holding a line break is written in the `key<<DELIMITER` form, with a
@@ -35,14 +35,7 @@ pub struct OutputPaths<'a> {
 pub fn github_output_lines(verdict: &Verdict, paths: &OutputPaths<'_>) -> String {
     let c = &verdict.counts;
     let mut pairs: Vec<(&str, String)> = vec![
-        (
-            "verdict",
-            match verdict.outcome {
-                Outcome::Pass => "pass",
-                Outcome::Fail => "fail",
-            }
-            .to_string(),
-        ),
+        ("verdict", verdict.outcome.as_str().to_string()),
         ("regressions", c.regressions.to_string()),
         ("warnings", c.warnings.to_string()),
         ("failures", c.failures.to_string()),
@@ -149,7 +142,7 @@ fn escape_property(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gate::verdict::{Counts, FindingKind, FindingPriority, OpRef};
+    use crate::gate::verdict::{Counts, FindingKind, FindingPriority, OpRef, Outcome};
 
     fn finding(name: &str, severity: Severity) -> Finding {
         Finding {
@@ -182,6 +175,7 @@ mod tests {
     fn verdict(findings: Vec<Finding>) -> Verdict {
         Verdict {
             schema_version: 1,
+            schema_minor: 1,
             tracegate_version: "0.1.0".to_string(),
             outcome: Outcome::Fail,
             headline: "❌ 1 regression fails the gate".to_string(),

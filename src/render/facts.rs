@@ -1,5 +1,7 @@
 //! Facts both text reports state, the terminal and the Markdown one: the
-//! environment lines they lead with and the anomaly sentences they end with.
+//! environment lines they lead with (graph replay among them) and the
+//! anomaly sentences they end with (coverage and the capture merge among
+//! them).
 //! Each report formats them its own way.
 
 use super::text::{human_us, summarise_names};
@@ -33,6 +35,34 @@ pub fn environment_lines(profile: &Profile) -> Vec<(&'static str, String)> {
     }
     if let (Some(rank), Some(world)) = (env.rank, env.world_size) {
         lines.push(("Rank", format!("{rank} of {world}")));
+    }
+    if let Some(replay) = &profile.graph_replay {
+        let busy = profile.coverage.busy_us;
+        let capture =
+            replay
+                .capture
+                .as_ref()
+                .map_or("; no capture trace: rows by kernel".to_string(), |c| {
+                    format!(
+                        "; capture trace: {} of {} work items attributed to its ops",
+                        c.matched,
+                        c.matched + c.unmatched
+                    )
+                });
+        lines.push((
+            "Graph replay",
+            format!(
+                "{} launch(es), {} kernels/copies/sets, {} ({:.1}% of GPU busy time){capture}",
+                replay.launches,
+                replay.work_items,
+                human_us(replay.busy_us),
+                if busy > 0.0 {
+                    replay.busy_us / busy * 100.0
+                } else {
+                    0.0
+                }
+            ),
+        ));
     }
     lines
 }
@@ -91,6 +121,46 @@ pub fn anomaly_lines(profile: &Profile) -> Vec<String> {
             human_us(a.max_stream_overlap_us)
         ));
         lines.extend(a.examples.iter().map(|e| format!("  e.g. {e}")));
+    }
+    lines.extend(coverage_lines(profile));
+    lines
+}
+
+/// What the rows the gate judges leave out, and what graph replay and the
+/// capture merge could not place.
+fn coverage_lines(profile: &Profile) -> Vec<String> {
+    let c = &profile.coverage;
+    let mut lines = Vec::new();
+    if c.busy_us > 0.0 && c.in_rows_percent() < 100.0 {
+        lines.push(format!(
+            "op rows hold {:.1}% of GPU busy time ({} launched outside any op)",
+            c.in_rows_percent(),
+            human_us(c.outside_rows_us)
+        ));
+    }
+    if c.graph_launches_without_work > 0 {
+        lines.push(format!(
+            "{} graph launches recorded no GPU work (the trace lacks the kernels they replayed)",
+            c.graph_launches_without_work
+        ));
+    }
+    lines.extend(
+        c.dropped
+            .iter()
+            .map(|d| format!("the profiler reports lost records: {d}")),
+    );
+    if let Some(capture) = profile
+        .graph_replay
+        .as_ref()
+        .and_then(|r| r.capture.as_ref())
+    {
+        if capture.unmatched > 0 {
+            lines.push(format!(
+                "{} replayed work items matched no call of the capture trace (kept as kernel rows)",
+                capture.unmatched
+            ));
+        }
+        lines.extend(capture.notes.iter().map(|n| format!("  {n}")));
     }
     lines
 }

@@ -8,8 +8,9 @@
 use serde_json::value::RawValue;
 
 use super::model::{
-    DeviceProperties, Event, Flow, FlowKind, FxHashMap, GpuArgs, Kind, LoadCounts, MAX_ABS_TS_US,
-    MAX_DURATION_US, Metadata, NO_DETAIL, OpArgs, Strings, Sym, Trace, Track, TrackId, TrackNames,
+    DeviceProperties, Event, Flow, FlowKind, FxHashMap, GpuArgs, Kind, LaunchArgs, LoadCounts,
+    MAX_ABS_TS_US, MAX_DURATION_US, Metadata, NO_DETAIL, OpArgs, Strings, Sym, Trace, Track,
+    TrackId, TrackNames,
 };
 use super::raw::{LooseDims3, LooseI64, RawArgs, RawEvent, RawTrackId};
 
@@ -179,8 +180,20 @@ impl Builder {
                     bytes: loose(&args.bytes).and_then(|b| u64::try_from(b).ok()),
                     grid: dims3(&args.grid),
                     block: dims3(&args.block),
+                    graph_id: loose(&args.graph_id),
+                    graph_node_id: loose(&args.graph_node_id),
                 };
                 push_index(&mut self.trace.gpu_args, gpu)
+            }
+            Kind::Runtime | Kind::Driver
+                if args.kernel.is_some() || args.grid.is_some() || args.block.is_some() =>
+            {
+                let launch = LaunchArgs {
+                    kernel: args.kernel.as_deref().map(|k| self.trace.strings.intern(k)),
+                    grid: dims3(&args.grid),
+                    block: dims3(&args.block),
+                };
+                push_index(&mut self.trace.launch_args, launch)
             }
             _ => NO_DETAIL,
         }

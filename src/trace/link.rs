@@ -130,12 +130,15 @@ pub fn is_launch_call(name: &str) -> bool {
         "hipExtModuleLaunchKernel",
         "hipGraphLaunch",
     ];
-    LAUNCHES.contains(&name)
+    LAUNCHES.contains(&name) || is_graph_launch(name)
 }
 
-/// Whether a runtime call launches a CUDA or HIP graph.
+/// Whether a runtime or driver call launches a CUDA or HIP graph:
+/// `cudaGraphLaunch`, `cuGraphLaunch`, `hipGraphLaunch`, with a per-thread
+/// stream (`_ptsz`, `_spt`) or versioned (`_v10000`) suffix.
 pub fn is_graph_launch(name: &str) -> bool {
-    name == "cudaGraphLaunch" || name == "hipGraphLaunch"
+    let base = name.split_once('_').map_or(name, |(base, _)| base);
+    matches!(base, "cudaGraphLaunch" | "cuGraphLaunch" | "hipGraphLaunch")
 }
 
 /// Links a loaded trace.
@@ -321,24 +324,26 @@ fn assign_launchers(trace: &Trace, tree: &mut Tree) {
         if launch == NONE {
             continue;
         }
-        let mut current = tree.parent[launch as usize];
-        let mut launcher = launch;
-        while current != NONE {
-            let event = &trace.events[current as usize];
-            match event.kind {
-                Kind::CpuOp if trace.name(event) != "execute" => {
-                    launcher = current;
-                    break;
-                }
-                // Python frames, annotations and `execute` wrappers are passed through.
-                Kind::CpuOp | Kind::PythonFunction | Kind::UserAnnotation => {}
-                // A launch nested in another runtime call is its own launcher.
-                _ => break,
-            }
-            current = tree.parent[current as usize];
-        }
-        tree.launcher[gpu as usize] = launcher;
+        tree.launcher[gpu as usize] = launcher_of(trace, &tree.parent, launch);
     }
+}
+
+/// The launcher of a launch call: the first CPU op above it other than
+/// `execute` (Python frames, annotations and `execute` wrappers are passed
+/// through), else the call itself. `parent` is [`Tree::parent`].
+pub fn launcher_of(trace: &Trace, parent: &[u32], launch: u32) -> u32 {
+    let mut current = parent[launch as usize];
+    while current != NONE {
+        let event = &trace.events[current as usize];
+        match event.kind {
+            Kind::CpuOp if trace.name(event) != "execute" => return current,
+            Kind::CpuOp | Kind::PythonFunction | Kind::UserAnnotation => {}
+            // A launch nested in another runtime call is its own launcher.
+            _ => break,
+        }
+        current = parent[current as usize];
+    }
+    launch
 }
 
 /// The number of a `ProfilerStep#N` annotation.

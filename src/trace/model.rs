@@ -215,7 +215,8 @@ pub struct Event {
     /// TraceLens numbers events (its `UID`).
     pub index: u32,
     /// Index into the side table of this kind ([`Trace::op_args`] for CPU ops,
-    /// [`Trace::gpu_args`] for GPU work), or [`NO_DETAIL`].
+    /// [`Trace::gpu_args`] for GPU work, [`Trace::launch_args`] for runtime
+    /// and driver calls), or [`NO_DETAIL`].
     pub detail: u32,
 }
 
@@ -255,6 +256,23 @@ pub struct GpuArgs {
     /// `args.grid`, when recorded.
     pub grid: Option<[u32; 3]>,
     /// `args.block`, when recorded.
+    pub block: Option<[u32; 3]>,
+    /// `args["graph id"]`: the CUDA graph a replayed piece of work belongs to.
+    pub graph_id: Option<i64>,
+    /// `args["graph node id"]`: its node in that graph.
+    pub graph_node_id: Option<i64>,
+}
+
+/// What a runtime or driver call says about the work it launches; kept only
+/// for calls that name a kernel or a launch configuration (the graph-capture
+/// merge reads them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LaunchArgs {
+    /// `args.kernel`: the kernel launched.
+    pub kernel: Option<Sym>,
+    /// `args.grid`.
+    pub grid: Option<[u32; 3]>,
+    /// `args.block`.
     pub block: Option<[u32; 3]>,
 }
 
@@ -390,6 +408,8 @@ pub struct Trace {
     pub op_args: Vec<OpArgs>,
     /// GPU-work arguments.
     pub gpu_args: Vec<GpuArgs>,
+    /// Launch-call arguments.
+    pub launch_args: Vec<LaunchArgs>,
     /// Interned strings.
     pub strings: Strings,
     /// Process and thread names.
@@ -416,6 +436,12 @@ impl Trace {
     pub fn gpu_args(&self, event: &Event) -> Option<&GpuArgs> {
         (event.kind.is_gpu_work() && event.detail != NO_DETAIL)
             .then(|| &self.gpu_args[event.detail as usize])
+    }
+
+    /// The launch arguments of a runtime or driver call, if it recorded any.
+    pub fn launch_args(&self, event: &Event) -> Option<&LaunchArgs> {
+        (matches!(event.kind, Kind::Runtime | Kind::Driver) && event.detail != NO_DETAIL)
+            .then(|| &self.launch_args[event.detail as usize])
     }
 
     /// A readable label for a track id.

@@ -59,6 +59,15 @@ pub(crate) struct RawArgs<'a> {
     pub grid: Option<LooseDims3>,
     #[serde(default)]
     pub block: Option<LooseDims3>,
+    /// The kernel a launch call launches (ROCm traces name it on the call).
+    #[serde(borrow, default)]
+    pub kernel: Option<Cow<'a, str>>,
+    /// CUDA graph of a replayed kernel, copy or set.
+    #[serde(rename = "graph id", default)]
+    pub graph_id: Option<LooseI64>,
+    /// Node of that graph.
+    #[serde(rename = "graph node id", default)]
+    pub graph_node_id: Option<LooseI64>,
     /// `process_name` / `thread_name` metadata events carry their name here.
     #[serde(borrow, default)]
     pub name: Option<Cow<'a, str>>,

@@ -42,12 +42,21 @@
 //!   roofline times on the two platforms (REFERENCE §4–5), or by category
 //!   when the row has no perf model.
 //!
+//! # Graph replay
+//!
+//! Rows of graph-replayed work carry their graph in the key. When a graph's
+//! whole-graph row launches a different kernel sequence, that row holds the
+//! change: the graph's other rows drop their own kernel diff and its new and
+//! missing rows are folded into it (`graph.rs`). Each side's coverage of GPU
+//! time by rows is passed on for the judge's integrity rule.
+//!
 //! # Files
 //!
 //! `model.rs` holds the data a comparison is made of; `matching.rs` pairs op
 //! rows; `rows.rs` builds each side of a row and its samples, interval and
 //! noise; `timeline.rs` compares the GPU-timeline metrics; `expected.rs`
 //! derives cross-platform ratios; `kernels.rs` diffs kernel sequences;
+//! `graph.rs` folds changes inside graphs and reads coverage;
 //! `notes.rs` writes the remarks and the nothing-to-compare reason. This
 //! file puts them together.
 //!
@@ -56,6 +65,7 @@
 //! [`stats::max_relative_deviation`]: crate::gate::stats::max_relative_deviation
 
 mod expected;
+mod graph;
 mod kernels;
 mod matching;
 mod model;
@@ -76,6 +86,7 @@ pub use model::{
     TimelineComparison,
 };
 
+use graph::{coverage_of, fold_graph_changes};
 use matching::match_rows;
 use notes::{join_counts, nothing_to_compare, platforms, runtime_notes};
 use rows::{Context, median_or_zero};
@@ -148,7 +159,7 @@ pub fn compare(
             .then(b.baseline.total_us.total_cmp(&a.baseline.total_us))
             .then(a.baseline.key.cmp(&b.baseline.key))
     });
-    let shape_changed: Vec<ShapeChange> = matching
+    let mut shape_changed: Vec<ShapeChange> = matching
         .shape_changed
         .iter()
         .map(|(base_rows, cand)| {
@@ -179,6 +190,14 @@ pub fn compare(
         .map(|rows| context.baseline_side(rows))
         .collect();
     missing_ops.sort_by(|a, b| b.time_us.total_cmp(&a.time_us));
+
+    fold_graph_changes(
+        &mut ops,
+        &mut shape_changed,
+        &mut new_ops,
+        &mut missing_ops,
+        &mut notes,
+    );
 
     let without_interval = ops.iter().filter(|o| !o.estimate.has_interval()).count();
     if without_interval > 0 {
@@ -218,5 +237,10 @@ pub fn compare(
         notes,
         baseline_total_us,
         candidate_total_us,
+        baseline_coverage: baselines
+            .iter()
+            .map(coverage_of)
+            .min_by(|a, b| a.in_rows_percent().total_cmp(&b.in_rows_percent())),
+        candidate_coverage: coverage_of(candidate),
     }
 }

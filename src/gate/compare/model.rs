@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::analysis::hardware::{ComputeSpec, Hardware};
 use crate::analysis::ops::category::Category;
-use crate::analysis::profile::OpModel;
+use crate::analysis::profile::{Coverage, GraphPlace, GraphRole, OpModel};
 use crate::gate::snapshot::{Fingerprint, OpKey};
 use crate::gate::stats::RatioEstimate;
 use crate::gate::verdict::OpRef;
@@ -128,19 +128,39 @@ pub struct OpSide {
     pub kernel_sequence: Vec<String>,
     /// Perf model of one invocation, when one covers the op.
     pub model: Option<OpModel>,
+    /// For graph-replayed work: the graph and what the row holds.
+    pub graph: Option<GraphPlace>,
+    /// For graph rows: each kernel's time per run, µs (the last run that
+    /// has the row).
+    pub kernel_us: Vec<(String, f64)>,
 }
 
 impl OpSide {
-    /// The op as a verdict finding names it.
+    /// The op as a verdict finding names it; graph-replayed work says where
+    /// it ran after its module path (`… in hipGraphLaunch launch #0`).
     pub fn op_ref(&self) -> OpRef {
+        let module_path = match (&self.module_path, &self.graph) {
+            (Some(path), Some(graph)) => Some(format!("{path} {}", graph.describe())),
+            (None, Some(graph)) => Some(graph.describe()),
+            (path, None) => path.clone(),
+        };
         OpRef {
             name: self.key.name.clone(),
             input_dims: self.key.input_dims.clone(),
             input_type: self.key.input_type.clone(),
             input_strides: self.key.input_strides.clone(),
             category: self.category.as_str().to_string(),
-            module_path: self.module_path.clone(),
+            module_path,
         }
+    }
+
+    /// Whether this is a whole-graph row: its kernel sequence is judged,
+    /// its time only when that sequence changed (the graph's other rows
+    /// hold the same time).
+    pub fn is_whole_graph(&self) -> bool {
+        self.graph
+            .as_ref()
+            .is_some_and(|g| g.role == GraphRole::Graph)
     }
 }
 
@@ -258,4 +278,9 @@ pub struct Comparison {
     pub baseline_total_us: f64,
     /// Candidate GPU busy time, µs, on the same basis.
     pub candidate_total_us: f64,
+    /// The baseline run whose GPU time rows cover least; `None` without
+    /// baseline runs.
+    pub baseline_coverage: Option<Coverage>,
+    /// The candidate's coverage of GPU time by rows.
+    pub candidate_coverage: Coverage,
 }

@@ -58,6 +58,8 @@ impl Context<'_> {
                 .fold(f64::NEG_INFINITY, f64::max),
             kernel_sequence: last.kernel_sequence.clone(),
             model: present.iter().find_map(|op| op.model.clone()),
+            graph: last.graph.clone(),
+            kernel_us: last.kernel_us.clone(),
         }
     }
 
@@ -77,6 +79,8 @@ impl Context<'_> {
             max_us: op.direct.max,
             kernel_sequence: op.kernel_sequence.clone(),
             model: op.model.clone(),
+            graph: op.graph.clone(),
+            kernel_us: op.kernel_us.clone(),
         }
     }
 
@@ -116,16 +120,17 @@ impl Context<'_> {
                     candidate.samples_us.clone(),
                 )
             };
-        let seed = stats::seed_from_parts(
-            self.options.seed,
-            &[
-                &key.name,
-                &key.input_dims,
-                &key.input_type,
-                &key.input_strides,
-                &key.concrete_inputs,
-            ],
-        );
+        let mut parts: Vec<&str> = vec![
+            &key.name,
+            &key.input_dims,
+            &key.input_type,
+            &key.input_strides,
+            &key.concrete_inputs,
+        ];
+        if !key.graph.is_empty() {
+            parts.push(&key.graph);
+        }
+        let seed = stats::seed_from_parts(self.options.seed, &parts);
         let single_run = self.baselines.len() == 1;
         let estimate = if single_run {
             stats::paired_ratio_of_medians_ci(

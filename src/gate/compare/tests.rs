@@ -387,6 +387,8 @@ fn side(category: Category, input_type: &str, model: Option<OpModel>) -> OpSide 
         max_us: 1.0,
         kernel_sequence: Vec::new(),
         model,
+        graph: None,
+        kernel_us: Vec::new(),
     }
 }
 

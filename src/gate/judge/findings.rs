@@ -103,11 +103,16 @@ pub(super) fn priority_of(impact_percent: f64) -> FindingPriority {
     }
 }
 
-/// An op as messages name it: name and input dims.
+/// An op as messages name it: name and input dims, and for graph-replayed
+/// work where it ran (`… in hipGraphLaunch launch #0`).
 pub(super) fn short_op(side: &OpSide) -> String {
-    format!("{} {}", side.key.name, side.key.input_dims)
+    let text = format!("{} {}", side.key.name, side.key.input_dims)
         .trim_end()
-        .to_string()
+        .to_string();
+    match &side.graph {
+        Some(graph) => format!("{text} {}", graph.describe()),
+        None => text,
+    }
 }
 
 /// Whether the policy's ignore list covers a row.

@@ -17,6 +17,7 @@ fn candidate_sides(comparison: &Comparison) -> Vec<&OpSide> {
         .map(|o| &o.candidate)
         .chain(comparison.shape_changed.iter().map(|s| &s.candidate))
         .chain(comparison.new_ops.iter())
+        .filter(|side| !side.is_whole_graph())
         .collect()
 }
 
@@ -148,7 +149,7 @@ pub(super) fn budget_findings(
             let matched: Vec<&OpComparison> = comparison
                 .ops
                 .iter()
-                .filter(|o| matches(&o.candidate))
+                .filter(|o| !o.candidate.is_whole_graph() && matches(&o.candidate))
                 .collect();
             let before: f64 = matched.iter().map(|o| o.baseline.time_us).sum();
             let after: f64 = matched.iter().map(|o| o.candidate.time_us).sum();

@@ -9,16 +9,26 @@
 //! says so and rests on the point estimate. Across platforms the same tests
 //! run against each op's expected hardware ratio widened by the slack.
 //!
+//! A verdict is only as good as the rows it judges: when they hold less
+//! than the policy's share of either side's GPU time, or a trace says it is
+//! under-recorded, an integrity finding names the share and the cause, and
+//! with severity `fail` the outcome is `inconclusive` (exit 1) unless a
+//! failing finding makes it `fail`. Whole-graph rows (graph replay) are
+//! judged for kernel selection, and for time only when their kernel
+//! sequence changed (their time is the graph's other rows' time).
+//!
 //! # Files
 //!
 //! This file judges the workloads and assembles the verdict; `workload.rs`
 //! walks one workload's comparison; `rows.rs` judges a matched row
 //! statistically (same platform, across platforms) and applies the
 //! false-discovery control; `timeline.rs` the timeline rules; `limits.rs`
-//! the efficiency floors and budgets; `findings.rs` builds findings;
+//! the efficiency floors and budgets; `integrity.rs` the coverage rule that
+//! makes a verdict inconclusive; `findings.rs` builds findings;
 //! `summary.rs` the workload summaries and the headline.
 
 mod findings;
+mod integrity;
 mod limits;
 mod rows;
 mod summary;
@@ -30,7 +40,7 @@ use crate::gate::compare::Comparison;
 use crate::gate::policy::Policy;
 use crate::gate::snapshot::Snapshot;
 use crate::gate::verdict::{
-    Counts, FindingKind, Outcome, Severity, VERDICT_SCHEMA_VERSION, Verdict,
+    Counts, FindingKind, Outcome, Severity, VERDICT_SCHEMA_MINOR, VERDICT_SCHEMA_VERSION, Verdict,
 };
 
 use findings::nothing_to_compare;
@@ -142,13 +152,21 @@ pub fn judge(workloads: &[Workload], policy: &Policy) -> Verdict {
         .iter()
         .filter(|f| f.severity == Severity::Fail)
         .count();
-    let outcome = if counts.failures > 0 {
+    let failing = |integrity: bool| {
+        findings.iter().any(|f| {
+            f.severity == Severity::Fail && (f.kind == FindingKind::Integrity) == integrity
+        })
+    };
+    let outcome = if failing(false) {
         Outcome::Fail
+    } else if failing(true) {
+        Outcome::Inconclusive
     } else {
         Outcome::Pass
     };
     let mut verdict = Verdict {
         schema_version: VERDICT_SCHEMA_VERSION,
+        schema_minor: VERDICT_SCHEMA_MINOR,
         tracegate_version: env!("CARGO_PKG_VERSION").to_string(),
         outcome,
         headline: String::new(),

@@ -7,7 +7,7 @@ use super::findings::{
 };
 use crate::analysis::hardware::{ComputeSpec, Hardware};
 use crate::analysis::ops::stats::percent;
-use crate::gate::compare::OpComparison;
+use crate::gate::compare::{OpComparison, OpSide};
 use crate::gate::policy::{Expectation as PolicyExpectation, Expected, Policy};
 use crate::gate::stats::bh_adjust;
 use crate::gate::verdict::{Finding, FindingKind, Severity};
@@ -71,10 +71,11 @@ pub(super) fn judge_same_platform(
         workload,
         side,
         format!(
-            "{} is {:.1}% {verb} ({confidence_note}), {:+.2}% of total GPU time",
+            "{} is {:.1}% {verb} ({confidence_note}), {:+.2}% of total GPU time{}",
             short_op(side),
             delta.abs(),
-            op.impact_percent
+            op.impact_percent,
+            main_kernel(op)
         ),
     );
     set_sample_figures(&mut finding, op);
@@ -204,4 +205,25 @@ pub(super) fn false_discovery_control(pending: Vec<Pending>, rate: f64) -> Vec<F
         .filter(|(_, q)| *q <= rate)
         .map(|(p, _)| p.finding)
         .collect()
+}
+
+/// For a graph row with several kernels, the kernel whose time changed most,
+/// in words (`; mostly kernel_x (+50.0%)`); empty otherwise.
+fn main_kernel(op: &OpComparison) -> String {
+    let (base, cand) = (&op.baseline.kernel_us, &op.candidate.kernel_us);
+    if cand.len() < 2 {
+        return String::new();
+    }
+    let scale = |side: &OpSide| side.time_us / side.total_us.max(f64::MIN_POSITIVE);
+    let changes = cand.iter().filter_map(|(name, after)| {
+        let before = base.iter().find(|(n, _)| n == name)?.1;
+        let (before, after) = (before * scale(&op.baseline), after * scale(&op.candidate));
+        Some((name, after - before, before))
+    });
+    match changes.max_by(|a, b| a.1.abs().total_cmp(&b.1.abs())) {
+        Some((name, change, before)) if before > 0.0 && change != 0.0 => {
+            format!("; mostly {name} ({:+.1}%)", change / before * 100.0)
+        }
+        _ => String::new(),
+    }
 }

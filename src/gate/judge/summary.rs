@@ -39,6 +39,7 @@ pub(super) fn headline(verdict: &Verdict) -> String {
             "✅ tracegate: no regressions ({} ops unchanged)",
             c.unchanged
         ),
+        Outcome::Inconclusive => format!("❔ tracegate: {top}"),
     }
 }
 

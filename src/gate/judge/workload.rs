@@ -6,6 +6,7 @@
 use super::findings::{
     Pending, ignored, nothing_to_compare, op_finding, priority_of, set_sample_figures, short_op,
 };
+use super::integrity::integrity_findings;
 use super::limits::{budget_findings, efficiency_findings};
 use super::rows::{judge_cross_platform, judge_same_platform};
 use super::timeline::timeline_findings;
@@ -54,7 +55,14 @@ pub(super) fn judge_workload(
                 FindingKind::KernelSelection,
                 workload,
                 side,
-                format!("{}: the kernels it launches changed", short_op(side)),
+                match &side.graph {
+                    Some(graph) if side.is_whole_graph() => format!(
+                        "the kernels {} replays changed: {}",
+                        graph.describe().trim_start_matches("in "),
+                        kernel_changes(&op.baseline.kernel_sequence, &side.kernel_sequence)
+                    ),
+                    _ => format!("{}: the kernels it launches changed", short_op(side)),
+                },
             );
             finding.kernel_diff = Some(diff.clone());
             set_sample_figures(&mut finding, op);
@@ -62,6 +70,11 @@ pub(super) fn judge_workload(
             // At least medium: a changed kernel choice matters even at equal time.
             finding.priority = priority_of(op.impact_percent).min(FindingPriority::Medium);
             findings.push(finding);
+        }
+        // A whole graph's time is its rows' time: judged only when its kernel
+        // sequence changed, and so its rows could not be compared one by one.
+        if op.candidate.is_whole_graph() && op.kernel_diff.is_none() {
+            continue;
         }
         let threshold_percent = noise.threshold_percent(op.noise.map(|n| n * 100.0));
         let too_small = op.baseline.time_us.max(op.candidate.time_us) < noise.min_time_us;
@@ -212,7 +225,34 @@ pub(super) fn judge_workload(
             findings.push(finding);
         }
     }
+    integrity_findings(comparison, policy, findings);
     timeline_findings(comparison, policy, findings);
     efficiency_findings(comparison, candidate, candidate_hardware, policy, findings);
     budget_findings(comparison, candidate, policy, findings);
+}
+
+/// The kernels one sequence has and the other lacks, in words:
+/// `−old_kernel, +new_kernel` (at most three of each, in order).
+fn kernel_changes(baseline: &[String], candidate: &[String]) -> String {
+    let lacking = |from: &[String], other: &[String]| -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for name in from {
+            if !other.contains(name) && !names.contains(name) {
+                names.push(name.clone());
+            }
+        }
+        names
+    };
+    let (gone, added) = (lacking(baseline, candidate), lacking(candidate, baseline));
+    let mut parts: Vec<String> = gone.iter().take(3).map(|n| format!("−{n}")).collect();
+    parts.extend(added.iter().take(3).map(|n| format!("+{n}")));
+    let more = gone.len().saturating_sub(3) + added.len().saturating_sub(3);
+    if more > 0 {
+        parts.push(format!("{more} more"));
+    }
+    if parts.is_empty() {
+        "the same kernels in another order or number".to_string()
+    } else {
+        parts.join(", ")
+    }
 }

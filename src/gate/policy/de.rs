@@ -284,6 +284,18 @@ pub(super) fn percent_0_100<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::E
     })
 }
 
+pub(super) fn share_0_1<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    checked_number(d, "a share from 0 to 1", |v| {
+        if (0.0..=1.0).contains(&v) {
+            Ok(())
+        } else {
+            Err(format!(
+                "must be a share from 0 to 1 (0.8 for 80%), not {v}"
+            ))
+        }
+    })
+}
+
 pub(super) fn opt_percent_0_100<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
     percent_0_100(d).map(Some)
 }

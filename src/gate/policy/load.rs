@@ -29,7 +29,7 @@ use super::limits::{Breach, MAX_POLICY_BYTES, prescan, too_large};
 use super::matcher::OpMatcher;
 use super::model::{
     Budget, CrossPlatform, DEFAULT_LABEL, DEFAULT_YAML, EfficiencyRule, HardwareChoice,
-    HardwarePolicy, MissingOps, NewOps, Noise, POLICY_VERSION, Policy, Replay, Rule,
+    HardwarePolicy, Integrity, MissingOps, NewOps, Noise, POLICY_VERSION, Policy, Replay, Rule,
     TimelineMetric, TimelineRule,
 };
 use super::probe::{fields_of, locate};
@@ -149,6 +149,8 @@ struct PolicyFile {
     ignore: Vec<OpMatcher>,
     #[serde(default)]
     replay: Replay,
+    #[serde(default)]
+    integrity: Integrity,
 }
 
 /// `hardware:` as written; resolved into [`HardwarePolicy`].
@@ -297,6 +299,7 @@ fn parse(text: &str, label: &str, base_dir: Option<&Path>) -> Result<Policy, Pol
         nothing_to_compare: file.nothing_to_compare,
         ignore: file.ignore,
         replay: file.replay,
+        integrity: file.integrity,
     })
 }
 
@@ -457,6 +460,7 @@ fn section_of(key: &str) -> Option<&'static str> {
         ("cross_platform", fields_of::<CrossPlatform>()),
         ("new_ops", fields_of::<NewOps>()),
         ("replay", fields_of::<Replay>()),
+        ("integrity", fields_of::<Integrity>()),
     ];
     sections
         .into_iter()

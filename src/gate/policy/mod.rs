@@ -40,8 +40,8 @@ pub use load::PolicyError;
 pub use matcher::{OpMatcher, Pattern};
 pub use model::{
     Budget, CrossPlatform, DEFAULT_LABEL, DEFAULT_YAML, EfficiencyRule, Expectation, Expected,
-    HardwareChoice, HardwarePolicy, MissingOps, NewOps, Noise, POLICY_VERSION, Policy, RatioRule,
-    Replay, Rule, TimelineMetric, TimelineRule,
+    HardwareChoice, HardwarePolicy, Integrity, MissingOps, NewOps, Noise, POLICY_VERSION, Policy,
+    RatioRule, Replay, Rule, TimelineMetric, TimelineRule,
 };
 pub use summary::Summary;
 

@@ -66,6 +66,9 @@ pub struct Policy {
     pub ignore: Vec<OpMatcher>,
     /// Which findings get replay packages.
     pub replay: Replay,
+    /// When the trace cannot support a verdict (too little GPU time in
+    /// rows, an under-recorded trace).
+    pub integrity: Integrity,
 }
 
 impl Policy {
@@ -530,6 +533,30 @@ impl Default for MissingOps {
         MissingOps {
             severity: Severity::Warn,
             min_share_percent: 1.0,
+        }
+    }
+}
+
+/// When a verdict is inconclusive: the rows the gate judges hold too little
+/// of a side's GPU time, or the trace says it is under-recorded (graph
+/// launches without GPU work, dropped profiler records).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Integrity {
+    /// Rows must hold at least this share of each side's GPU busy time, 0–1.
+    #[serde(deserialize_with = "de::share_0_1")]
+    pub min_judged_share: f64,
+    /// Severity of the integrity finding: `fail` makes the verdict
+    /// `inconclusive` (exit 1) unless a failing regression makes it `fail`;
+    /// `warn` and `info` report it and let the gate pass.
+    pub on_inconclusive: Severity,
+}
+
+impl Default for Integrity {
+    fn default() -> Integrity {
+        Integrity {
+            min_judged_share: 0.8,
+            on_inconclusive: Severity::Fail,
         }
     }
 }

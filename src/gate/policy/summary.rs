@@ -78,6 +78,11 @@ impl Policy {
             number(self.missing_ops.min_share_percent),
             self.nothing_to_compare.severity.as_str(),
         ));
+        lines.push(format!(
+            "integrity: rows must hold ≥ {}% of GPU time, else {}",
+            number(self.integrity.min_judged_share * 100.0),
+            self.integrity.on_inconclusive.as_str(),
+        ));
         let severities: Vec<&str> = self.replay.severities.iter().map(|s| s.as_str()).collect();
         lines.push(format!(
             "replay: {} findings, at most {} packages{}",

@@ -10,15 +10,21 @@ use super::bounds;
 use crate::analysis::hardware::{Catalog, Hardware};
 use crate::analysis::ops::category::Category;
 use crate::analysis::ops::stats::Stats;
-use crate::analysis::profile::OpModel;
+use crate::analysis::profile::{Coverage, GraphPlace, GraphRole, OpModel};
 use crate::analysis::timeline::Breakdown;
 use crate::gate::verdict::EnvironmentSummary;
 
 /// The `format` value every snapshot carries.
 pub const SNAPSHOT_FORMAT: &str = "tracegate-snapshot";
 
-/// The snapshot version this tracegate writes (and the major it reads).
-pub const SNAPSHOT_VERSION: SnapshotVersion = SnapshotVersion { major: 1, minor: 0 };
+/// The newest snapshot version this tracegate writes (and the major it
+/// reads). A snapshot is written with the lowest version whose fields it
+/// uses: 1.1 added graph rows ([`OpSnapshot::graph`]) and
+/// [`Snapshot::coverage`], so a snapshot without them is still 1.0.
+pub const SNAPSHOT_VERSION: SnapshotVersion = SnapshotVersion { major: 1, minor: 1 };
+
+/// The version of a snapshot that uses no field added after 1.0.
+pub const SNAPSHOT_VERSION_1_0: SnapshotVersion = SnapshotVersion { major: 1, minor: 0 };
 
 /// A snapshot format version.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -68,6 +74,11 @@ pub struct Snapshot {
     /// What did not add up in the trace.
     #[serde(default)]
     pub anomalies: AnomalyCounts,
+    /// How much GPU time the rows hold and what the trace did not record;
+    /// written (1.1) only when something is outside the rows or missing, so
+    /// absent means every piece of GPU work is in a row.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<Coverage>,
 }
 
 /// The environment a trace was recorded in, and the trace file itself.
@@ -193,8 +204,9 @@ pub struct StepSnapshot {
 }
 
 /// The comparison key of an op row: name and argument lists (Python tuple
-/// text). It is TraceLens's unique-args key without the process and thread
-/// labels, which carry process and thread ids that change from run to run.
+/// text), and for graph-replayed work its place in the graph. It is
+/// TraceLens's unique-args key without the process and thread labels, which
+/// carry process and thread ids that change from run to run.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct OpKey {
     /// Op name.
@@ -207,6 +219,9 @@ pub struct OpKey {
     pub input_strides: String,
     /// `Concrete Inputs`.
     pub concrete_inputs: String,
+    /// [`GraphPlace::key`] for rows of graph-replayed work, else empty.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub graph: String,
 }
 
 /// One op row: an op name with one set of arguments. Rows of the profile
@@ -243,6 +258,15 @@ pub struct OpSnapshot {
     /// FLOPs and bytes of one invocation, when a perf model covers the op.
     #[serde(default)]
     pub model: Option<OpModel>,
+    /// For work a CUDA/HIP graph replayed (1.1): the graph and what the row
+    /// holds. Whole-graph rows ([`GraphRole::Graph`]) carry the graph's
+    /// kernel sequence; their time is in the graph's other rows too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graph: Option<GraphPlace>,
+    /// For graph rows (1.1): each kernel's total time over the row's calls,
+    /// µs, in first-launch order, so that a slowdown names its kernel.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kernel_us: Vec<(String, f64)>,
 }
 
 impl OpSnapshot {
@@ -254,7 +278,16 @@ impl OpSnapshot {
             input_type: self.input_type.clone(),
             input_strides: self.input_strides.clone(),
             concrete_inputs: self.concrete_inputs.clone(),
+            graph: self.graph.as_ref().map_or(String::new(), GraphPlace::key),
         }
+    }
+
+    /// Whether this is a whole-graph row, whose time the graph's other rows
+    /// already hold.
+    pub fn is_whole_graph(&self) -> bool {
+        self.graph
+            .as_ref()
+            .is_some_and(|g| g.role == GraphRole::Graph)
     }
 }
 

@@ -13,11 +13,11 @@ use super::bounds::{
 };
 use super::format::{
     AnomalyCounts, Fingerprint, GpuCount, IdleCounts, OpKey, OpSnapshot, SNAPSHOT_FORMAT,
-    SNAPSHOT_VERSION, ShortKernelCounts, Snapshot, StepSnapshot,
+    SNAPSHOT_VERSION, SNAPSHOT_VERSION_1_0, ShortKernelCounts, Snapshot, StepSnapshot,
 };
 use super::source::workload_name;
 use crate::analysis::ops::stats::Stats;
-use crate::analysis::profile::{OpModel, Profile, UniqueArgs};
+use crate::analysis::profile::{GraphPlace, OpModel, Profile, UniqueArgs};
 
 impl Snapshot {
     /// The snapshot of an analysed trace. `trace_sha256` and `trace_bytes`
@@ -63,9 +63,19 @@ impl Snapshot {
             trace_json_bytes: profile.source.json_bytes,
         };
         let anomalies = &profile.anomalies;
+        let mut ops = op_rows(&profile.unique_args);
+        if let Some(replay) = &profile.graph_replay {
+            ops.extend(op_rows(&replay.graphs));
+        }
+        let coverage = (!profile.coverage.is_complete()).then(|| profile.coverage.clone());
+        let version = if coverage.is_some() || ops.iter().any(|op| op.graph.is_some()) {
+            SNAPSHOT_VERSION
+        } else {
+            SNAPSHOT_VERSION_1_0
+        };
         Snapshot {
             format: SNAPSHOT_FORMAT.to_string(),
-            version: SNAPSHOT_VERSION,
+            version,
             tracegate_version: env!("CARGO_PKG_VERSION").to_string(),
             workload: stored_string(&workload_name(Path::new(&profile.source.path))),
             fingerprint,
@@ -82,7 +92,7 @@ impl Snapshot {
                     kernel_time_us: stored_time(step.kernel_time_us),
                 })
                 .collect(),
-            ops: op_rows(&profile.unique_args),
+            ops,
             short_kernels: ShortKernelCounts {
                 count: profile.short_kernel_histogram.iter().map(|b| b.count).sum(),
                 time_us: stored_time(profile.short_kernel_time_us),
@@ -100,6 +110,7 @@ impl Snapshot {
                 improper_nesting: anomalies.link.improper_nesting,
                 stream_overlaps: anomalies.stream_overlaps,
             },
+            coverage,
         }
     }
 }
@@ -138,6 +149,7 @@ fn op_rows(rows: &[UniqueArgs]) -> Vec<OpSnapshot> {
             input_type: stored_string(&row.input_type),
             input_strides: stored_string(&row.input_strides),
             concrete_inputs: stored_string(&row.concrete_inputs),
+            graph: row.graph.as_ref().map_or(String::new(), GraphPlace::key),
         };
         match index.get(&key) {
             Some(&slot) => {
@@ -205,7 +217,24 @@ fn op_rows(rows: &[UniqueArgs]) -> Vec<OpSnapshot> {
                     bytes: stored_count(model.bytes),
                     compute_spec: model.compute_spec,
                 }),
+                graph: row.graph.clone(),
+                kernel_us: match row.graph {
+                    Some(_) => kernel_totals(row),
+                    None => Vec::new(),
+                },
             }
         })
         .collect()
+}
+
+/// Each kernel's total time in a row, µs, by name in first-launch order.
+fn kernel_totals(row: &UniqueArgs) -> Vec<(String, f64)> {
+    let mut totals: Vec<(String, f64)> = Vec::new();
+    for kernel in &row.kernels {
+        match totals.iter_mut().find(|(name, _)| *name == kernel.name) {
+            Some(entry) => entry.1 += kernel.duration.sum,
+            None => totals.push((kernel.name.clone(), kernel.duration.sum)),
+        }
+    }
+    totals
 }

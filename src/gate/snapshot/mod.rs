@@ -9,7 +9,8 @@
 //! dtypes, strides, concrete inputs) with its statistics, a bounded
 //! deterministic sample of per-invocation kernel times, per-step totals, the
 //! kernel-name sequence and the perf model, plus short-kernel, idle and
-//! anomaly counts.
+//! anomaly counts. Rows of graph-replayed work carry their place in the
+//! graph; each graph adds a whole-graph row (`analysis::graph`).
 //!
 //! # Versions
 //!
@@ -53,7 +54,8 @@ pub use bounds::{
 };
 pub use format::{
     AnomalyCounts, Fingerprint, GpuCount, IdleCounts, OpKey, OpSnapshot, SNAPSHOT_FORMAT,
-    SNAPSHOT_VERSION, ShortKernelCounts, Snapshot, SnapshotVersion, StepSnapshot,
+    SNAPSHOT_VERSION, SNAPSHOT_VERSION_1_0, ShortKernelCounts, Snapshot, SnapshotVersion,
+    StepSnapshot,
 };
 pub use from_profile::spaced_sample;
 pub use io::{SNIFF_BYTES, SnapshotError, is_snapshot};

@@ -116,7 +116,7 @@ fn spaced_samples_are_evenly_spread_and_bounded() {
 fn tiny_snapshot() -> Snapshot {
     Snapshot {
         format: SNAPSHOT_FORMAT.to_string(),
-        version: SNAPSHOT_VERSION,
+        version: SNAPSHOT_VERSION_1_0,
         tracegate_version: "0.0.0".to_string(),
         workload: "tiny".to_string(),
         fingerprint: Fingerprint {
@@ -154,10 +154,13 @@ fn tiny_snapshot() -> Snapshot {
                 bytes: 52.0,
                 compute_spec: Some(ComputeSpec::MatrixBf16),
             }),
+            graph: None,
+            kernel_us: Vec::new(),
         }],
         short_kernels: ShortKernelCounts::default(),
         idle: IdleCounts::default(),
         anomalies: AnomalyCounts::default(),
+        coverage: None,
     }
 }
 

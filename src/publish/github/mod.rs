@@ -71,7 +71,7 @@ pub enum CommentOn {
     Always,
     /// When there is a fail or warn finding.
     Findings,
-    /// When the gate fails.
+    /// When the gate fails or is inconclusive (exit 1).
     Fail,
 }
 
@@ -84,7 +84,7 @@ impl CommentOn {
                 .findings
                 .iter()
                 .any(|f| matches!(f.severity, Severity::Fail | Severity::Warn)),
-            CommentOn::Fail => verdict.outcome == VerdictOutcome::Fail,
+            CommentOn::Fail => verdict.outcome != VerdictOutcome::Pass,
         }
     }
 

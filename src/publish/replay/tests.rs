@@ -389,6 +389,7 @@ fn verdict(findings: Vec<Finding>) -> Verdict {
     };
     Verdict {
         schema_version: 1,
+        schema_minor: 1,
         tracegate_version: "test".to_string(),
         outcome: Outcome::Fail,
         headline: String::new(),

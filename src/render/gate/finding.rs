@@ -13,6 +13,7 @@ pub(super) fn status(verdict: &Verdict) -> (&'static str, &'static str) {
         Outcome::Fail => ("❌", "fail"),
         Outcome::Pass if verdict.counts.warnings > 0 => ("⚠️", "pass with warnings"),
         Outcome::Pass => ("✅", "pass"),
+        Outcome::Inconclusive => ("❔", "inconclusive"),
     }
 }
 
@@ -20,7 +21,7 @@ pub(super) fn status(verdict: &Verdict) -> (&'static str, &'static str) {
 /// templates print their own).
 pub(super) fn headline_text(headline: &str) -> &str {
     let mut text = headline.trim_start();
-    for icon in ["✅", "⚠️", "⚠", "❌"] {
+    for icon in ["✅", "⚠️", "⚠", "❌", "❔"] {
         if let Some(rest) = text.strip_prefix(icon) {
             text = rest.trim_start();
             break;
@@ -43,6 +44,7 @@ pub(crate) fn kind_label(kind: FindingKind) -> &'static str {
         FindingKind::Efficiency => "efficiency",
         FindingKind::Budget => "budget",
         FindingKind::NothingToCompare => "nothing to compare",
+        FindingKind::Integrity => "integrity",
     }
 }
 

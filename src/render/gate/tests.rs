@@ -55,6 +55,7 @@ fn verdict(findings: Vec<Finding>) -> Verdict {
     };
     let mut verdict = Verdict {
         schema_version: VERDICT_SCHEMA_VERSION,
+        schema_minor: 1,
         tracegate_version: "0.1.0".to_string(),
         outcome: if findings.iter().any(|f| f.severity == Severity::Fail) {
             Outcome::Fail

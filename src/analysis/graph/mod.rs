@@ -1,0 +1,211 @@
+//! Graph replay: rows for the GPU work CUDA/HIP graph launches replay, the
+//! capture-trace merge that names the ops behind it, and the coverage of
+//! GPU time by rows.
+//!
+//! A graph launch (`cudaGraphLaunch`, `cuGraphLaunch`, `hipGraphLaunch`, …)
+//! puts hundreds of kernels on the GPU under one correlation id, with no op
+//! above them: without this module an inference trace with full graph
+//! capture has nearly all its GPU time outside the op table, where the gate
+//! cannot see it. Each replayed kernel, copy and set lands in a row that the
+//! snapshot, compare and judge stages treat like an op row:
+//!
+//! - with a capture trace ([`Capture`]), in the row of the op that launched it
+//!   during capture (name, shapes, types, strides, module path, perf model),
+//!   one call per execution of that op in a replay ([`merge`]);
+//! - otherwise, or where no captured call matches, in a row named after the
+//!   kernel, keyed by its launch configuration, one call per execution.
+//!
+//! Every row is placed in its graph ([`GraphPlace`]): Kineto's `graph id`
+//! when the work carries one, else the launch's position among the graph
+//! launches of its step ([`replays`]). Each graph also gets a row of its own
+//! whose kernel sequence is the whole graph's ([`GraphRole::Graph`]): a kernel
+//! renamed or swapped inside the graph is one kernel-selection finding there.
+//! Those rows are kept apart (`GraphReplay::graphs`), their time being the
+//! other rows' time again.
+//!
+//! # Files
+//!
+//! `replays.rs` finds the launches, their work and the graph identity;
+//! `capture.rs` reads the captures of a capture trace; `align.rs` pairs a
+//! capture's calls with a replay's work; `merge.rs` picks the capture that
+//! fits each replay; `rows.rs` builds the rows; `coverage.rs` measures how
+//! much GPU time the rows hold.
+
+mod align;
+mod capture;
+mod coverage;
+mod merge;
+mod replays;
+mod rows;
+#[cfg(test)]
+mod tests;
+
+use crate::analysis::gpu_work::GpuWork;
+use crate::analysis::profile::{
+    CaptureMerge, CategorySummary, Coverage, GraphReplay, OpSummary, StepProfile, UniqueArgs,
+};
+use crate::analysis::timeline::IntervalSet;
+use crate::trace::Trace;
+use crate::trace::link::Tree;
+
+#[cfg(doc)]
+use crate::analysis::profile::{GraphPlace, GraphRole};
+
+use merge::Owner;
+use rows::{Sources, graph_rows, work_rows};
+
+/// A capture trace (recorded while the graphs were captured) with its link
+/// tree and the path it was read from.
+#[derive(Clone, Copy)]
+pub struct Capture<'a> {
+    /// The capture trace.
+    pub trace: &'a Trace,
+    /// Its link tree.
+    pub tree: &'a Tree,
+}
+
+/// What graph replay adds to a profile.
+pub(super) struct GraphAnalysis {
+    /// Rows of replayed work, most time first.
+    pub(super) rows: Vec<UniqueArgs>,
+    /// The replay summary; `None` when the trace launches no graph.
+    pub(super) replay: Option<GraphReplay>,
+    /// The coverage of GPU time by rows.
+    pub(super) coverage: Coverage,
+}
+
+/// The graph rows of a linked trace, merged with a capture trace when given.
+pub(super) fn analyse(
+    trace: &Trace,
+    tree: &Tree,
+    gpu: &GpuWork,
+    capture: Option<Capture<'_>>,
+) -> GraphAnalysis {
+    let found = replays::collect(trace, tree, gpu);
+    let coverage = coverage::coverage(trace, gpu, found.without_work);
+    if found.launches == 0 {
+        return GraphAnalysis {
+            rows: Vec::new(),
+            replay: None,
+            coverage,
+        };
+    }
+    let sources = Sources {
+        trace,
+        tree,
+        gpu,
+        capture: capture.map(|c| (c.trace, c.tree)),
+    };
+    let (owners, capture_merge) = match capture {
+        Some(capture) => {
+            let merged = merge::merge(trace, gpu, &found.replays, capture.trace, capture.tree);
+            let count = |matched: bool| {
+                merged
+                    .owners
+                    .iter()
+                    .flatten()
+                    .filter(|o| (**o != Owner::Unmatched) == matched)
+                    .count() as u64
+            };
+            let summary = CaptureMerge {
+                source: capture.trace.source.clone(),
+                captures: merged.captures,
+                matched: count(true),
+                unmatched: count(false),
+                notes: merged.notes.clone(),
+            };
+            (merged.owners, Some(summary))
+        }
+        None => (
+            found
+                .replays
+                .iter()
+                .map(|r| vec![Owner::Unmatched; r.work.len()])
+                .collect(),
+            None,
+        ),
+    };
+    let all_work: Vec<u32> = found
+        .replays
+        .iter()
+        .flat_map(|r| r.work.iter().copied())
+        .collect();
+    let replay = GraphReplay {
+        launches: found.launches,
+        launches_without_work: found.without_work,
+        work_items: all_work.len() as u64,
+        busy_us: IntervalSet::from_intervals(
+            all_work
+                .iter()
+                .map(|&w| gpu.items[w as usize].interval)
+                .collect(),
+        )
+        .len(),
+        graphs: graph_rows(&sources, &found.replays),
+        capture: capture_merge,
+    };
+    GraphAnalysis {
+        rows: work_rows(&sources, &found.replays, &owners),
+        replay: Some(replay),
+        coverage,
+    }
+}
+
+/// Adds graph rows to the op tables built from op invocations: the rows
+/// themselves, their time per op name, per category and per step.
+pub(super) fn extend_tables(
+    rows: Vec<UniqueArgs>,
+    unique_args: &mut Vec<UniqueArgs>,
+    ops: &mut Vec<OpSummary>,
+    categories: &mut Vec<CategorySummary>,
+    steps: &mut [StepProfile],
+) {
+    if rows.is_empty() {
+        return;
+    }
+    for row in &rows {
+        match ops.iter_mut().find(|o| o.name == row.name) {
+            Some(op) => {
+                op.total_direct_kernel_time_us += row.direct.sum;
+                op.total_subtree_kernel_time_us += row.subtree.sum;
+                op.count += row.direct.count;
+                if !op.categories.contains(&row.category) {
+                    op.categories.push(row.category);
+                }
+            }
+            None => ops.push(OpSummary {
+                name: row.name.clone(),
+                total_direct_kernel_time_us: row.direct.sum,
+                total_subtree_kernel_time_us: row.subtree.sum,
+                count: row.direct.count,
+                categories: vec![row.category],
+            }),
+        }
+        match categories.iter_mut().find(|c| c.category == row.category) {
+            Some(category) => {
+                category.count += row.direct.count;
+                category.total_direct_kernel_time_us += row.direct.sum;
+            }
+            None => categories.push(CategorySummary {
+                category: row.category,
+                count: row.direct.count,
+                total_direct_kernel_time_us: row.direct.sum,
+            }),
+        }
+        for &(number, us) in &row.step_us {
+            if let Some(step) = steps.iter_mut().find(|s| s.number == number) {
+                step.kernel_time_us += us;
+            }
+        }
+    }
+    ops.sort_by(|a, b| {
+        b.total_direct_kernel_time_us
+            .total_cmp(&a.total_direct_kernel_time_us)
+    });
+    categories.sort_by(|a, b| {
+        b.total_direct_kernel_time_us
+            .total_cmp(&a.total_direct_kernel_time_us)
+    });
+    unique_args.extend(rows);
+    rows::sort_rows(unique_args);
+}

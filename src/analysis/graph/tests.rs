@@ -1,0 +1,384 @@
+//! Graph replay on hand-made traces: rows with and without a capture trace,
+//! attribution, an unmatched kernel counted, and the alignment rules.
+
+use serde_json::{Value, json};
+
+use super::align::align;
+use super::capture::Label;
+use crate::analysis::analyse::{AnalysisOptions, analyse, analyse_with_capture};
+use crate::analysis::graph::Capture;
+use crate::analysis::profile::{GraphRole, Profile, UniqueArgs};
+use crate::trace::link::link;
+use crate::trace::{Trace, load_reader};
+
+fn load(events: Vec<Value>) -> Trace {
+    let text = json!({ "traceEvents": events }).to_string();
+    load_reader("fixture.json", text.as_bytes(), &mut || {}).expect("valid trace")
+}
+
+fn span(cat: &str, name: &str, ts: f64, dur: f64, args: Value) -> Value {
+    json!({"ph": "X", "cat": cat, "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": dur, "args": args})
+}
+
+fn kernel(name: &str, ts: f64, dur: f64, correlation: u64) -> Value {
+    json!({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": ts, "dur": dur,
+           "args": {"correlation": correlation, "stream": 7, "device": 0,
+                    "grid": [4, 1, 1], "block": [128, 1, 1]}})
+}
+
+/// Two profiler steps, each replaying one graph of four kernels (the last,
+/// `mystery_k`, was not captured), and one ordinary op.
+fn replay_trace() -> Trace {
+    let mut events = Vec::new();
+    for (step, base, correlation, scale) in [(1, 0.0, 10, 1.0), (2, 1000.0, 20, 1.5)] {
+        events.push(span(
+            "user_annotation",
+            &format!("ProfilerStep#{step}"),
+            base,
+            900.0,
+            json!({}),
+        ));
+        events.push(span(
+            "cuda_runtime",
+            "cudaGraphLaunch",
+            base + 100.0,
+            10.0,
+            json!({"correlation": correlation}),
+        ));
+        let mut ts = base + 120.0;
+        for (name, dur) in [
+            ("gemm_a", 10.0),
+            ("relu_k", 5.0),
+            ("gemm_a", 12.0),
+            ("mystery_k", 3.0),
+        ] {
+            events.push(kernel(name, ts, dur * scale, correlation));
+            ts += 20.0;
+        }
+    }
+    events.push(span(
+        "cpu_op",
+        "aten::add",
+        500.0,
+        20.0,
+        json!({"Input Dims": [[4], [4]], "Input type": ["float", "float"]}),
+    ));
+    events.push(span(
+        "cuda_runtime",
+        "cudaLaunchKernel",
+        505.0,
+        5.0,
+        json!({"correlation": 30}),
+    ));
+    events.push(kernel("add_kernel", 520.0, 2.0, 30));
+    load(events)
+}
+
+/// The capture of that graph: two matrix multiplies of different shapes
+/// and a relu, each launching one kernel named in `args.kernel`.
+fn capture_trace() -> Trace {
+    let op = |name: &str, ts: f64, dims: Value, kernel: &str| {
+        vec![
+            span(
+                "cpu_op",
+                name,
+                ts,
+                20.0,
+                json!({"Input Dims": dims, "Input type": ["float", "float"],
+                       "Input Strides": [[64, 1], [64, 1]]}),
+            ),
+            span(
+                "cuda_runtime",
+                "cudaLaunchKernel",
+                ts + 5.0,
+                2.0,
+                json!({"kernel": kernel, "correlation": ts as u64}),
+            ),
+        ]
+    };
+    let mut events = vec![span(
+        "cuda_runtime",
+        "cudaStreamBeginCapture",
+        0.0,
+        1.0,
+        json!({}),
+    )];
+    events.extend(op("aten::mm", 10.0, json!([[64, 64], [64, 64]]), "gemm_a"));
+    events.extend(op("aten::relu", 40.0, json!([[64, 64], []]), "relu_k"));
+    events.extend(op("aten::mm", 70.0, json!([[32, 64], [64, 64]]), "gemm_a"));
+    events.push(span(
+        "cuda_runtime",
+        "cudaStreamEndCapture",
+        100.0,
+        1.0,
+        json!({}),
+    ));
+    load(events)
+}
+
+/// The replay trace analysed with `capture` as its capture trace.
+fn merged(trace: &Trace, capture: &Trace) -> Profile {
+    let (tree, capture_tree) = (link(trace), link(capture));
+    analyse_with_capture(
+        trace,
+        &tree,
+        &AnalysisOptions::default(),
+        Some(Capture {
+            trace: capture,
+            tree: &capture_tree,
+        }),
+    )
+}
+
+fn with_capture() -> Profile {
+    merged(&replay_trace(), &capture_trace())
+}
+
+fn row<'a>(profile: &'a Profile, name: &str, dims: &str) -> &'a UniqueArgs {
+    profile
+        .unique_args
+        .iter()
+        .find(|r| r.name == name && r.input_dims == dims)
+        .unwrap_or_else(|| panic!("no row {name} {dims}"))
+}
+
+#[test]
+fn without_a_capture_every_replayed_kernel_is_a_row_by_name_and_launch_configuration() {
+    let trace = replay_trace();
+    let profile = analyse(&trace, &link(&trace));
+    let gemm = row(&profile, "gemm_a", "grid [4, 1, 1] block [128, 1, 1]");
+    assert_eq!(gemm.samples_us, vec![10.0, 12.0, 15.0, 18.0]);
+    assert_eq!(gemm.step_us, vec![(1, 22.0), (2, 33.0)]);
+    let place = gemm.graph.as_ref().expect("a graph row");
+    assert_eq!(
+        (place.graph.as_str(), place.role),
+        ("launch #0", GraphRole::Kernel)
+    );
+    assert_eq!(place.launch, "cudaGraphLaunch");
+    assert_eq!(gemm.category.as_str(), "GEMM");
+    let relu = row(&profile, "relu_k", "grid [4, 1, 1] block [128, 1, 1]");
+    assert_eq!(relu.direct.count, 2);
+    // The ordinary op keeps its row; nothing is counted twice.
+    assert!(row(&profile, "aten::add", "((4,), (4,))").graph.is_none());
+    let replayed: f64 = profile
+        .unique_args
+        .iter()
+        .filter(|r| r.graph.is_some())
+        .map(|r| r.direct.sum)
+        .sum();
+    assert_eq!(replayed, 30.0 + 45.0);
+    assert!(profile.coverage.is_complete(), "{:?}", profile.coverage);
+    // Steps count the replayed kernels once, like the timeline.
+    assert_eq!(profile.steps[0].kernel_time_us, 30.0 + 2.0);
+    assert_eq!(profile.steps[0].timeline.busy_time, 30.0 + 2.0);
+    let replay = profile.graph_replay.as_ref().expect("graph replay");
+    assert_eq!((replay.launches, replay.work_items), (2, 8));
+    let graph = &replay.graphs[0];
+    assert_eq!(
+        graph.kernel_sequence,
+        ["gemm_a", "relu_k", "gemm_a", "mystery_k"]
+    );
+    assert_eq!(graph.samples_us, vec![30.0, 45.0]);
+    assert_eq!(graph.graph.as_ref().map(|g| g.role), Some(GraphRole::Graph));
+}
+
+#[test]
+fn a_capture_trace_attributes_replayed_kernels_to_its_ops_and_counts_the_rest() {
+    let profile = with_capture();
+    let large = row(&profile, "aten::mm", "((64, 64), (64, 64))");
+    assert_eq!(large.samples_us, vec![10.0, 15.0]);
+    assert_eq!(large.input_type, "('float', 'float')");
+    assert_eq!(large.input_strides, "((64, 1), (64, 1))");
+    assert_eq!(large.kernel_sequence, ["gemm_a"]);
+    assert_eq!(large.category.as_str(), "GEMM");
+    assert_eq!(
+        large.model.as_ref().map(|m| m.family.as_str()),
+        Some("GEMM")
+    );
+    let place = large.graph.as_ref().expect("a graph row");
+    assert_eq!(place.role, GraphRole::CapturedOp);
+    let small = row(&profile, "aten::mm", "((32, 64), (64, 64))");
+    assert_eq!(small.samples_us, vec![12.0, 18.0]);
+    assert_eq!(
+        row(&profile, "aten::relu", "((64, 64), ())").direct.sum,
+        12.5
+    );
+    // The kernel no captured call launched keeps a kernel row, counted.
+    let mystery = row(&profile, "mystery_k", "grid [4, 1, 1] block [128, 1, 1]");
+    assert_eq!(
+        mystery.graph.as_ref().map(|g| g.role),
+        Some(GraphRole::Kernel)
+    );
+    let capture = profile
+        .graph_replay
+        .as_ref()
+        .and_then(|r| r.capture.as_ref())
+        .expect("a capture merge");
+    assert_eq!(
+        (capture.captures, capture.matched, capture.unmatched),
+        (1, 6, 2)
+    );
+    assert_eq!(
+        capture.notes,
+        [
+            "launch #0: 1 of 4 replayed work items matched no captured call (renamed or added since the capture)"
+        ]
+    );
+}
+
+#[test]
+fn a_capture_whose_launches_do_not_fit_attaches_nothing() {
+    let trace = replay_trace();
+    let capture = load(vec![
+        span(
+            "cuda_runtime",
+            "cudaStreamBeginCapture",
+            0.0,
+            1.0,
+            json!({}),
+        ),
+        span(
+            "cpu_op",
+            "aten::mm",
+            10.0,
+            20.0,
+            json!({"Input Dims": [[1, 1], [1, 1]]}),
+        ),
+        span(
+            "cuda_runtime",
+            "cudaLaunchKernel",
+            15.0,
+            2.0,
+            json!({"kernel": "other_k"}),
+        ),
+        span(
+            "cuda_runtime",
+            "cudaStreamEndCapture",
+            100.0,
+            1.0,
+            json!({}),
+        ),
+    ]);
+    let profile = merged(&trace, &capture);
+    assert!(profile.unique_args.iter().all(|r| r.name != "aten::mm"));
+    let merge = profile.graph_replay.and_then(|r| r.capture).expect("merge");
+    assert_eq!((merge.matched, merge.unmatched), (0, 8));
+    assert_eq!(merge.notes.len(), 1, "{:?}", merge.notes);
+}
+
+#[test]
+fn graph_launches_without_kernels_make_coverage_incomplete() {
+    let trace = load(vec![
+        span(
+            "cuda_runtime",
+            "hipGraphLaunch",
+            100.0,
+            10.0,
+            json!({"correlation": 5}),
+        ),
+        span("cpu_op", "aten::add", 200.0, 20.0, json!({})),
+        span(
+            "cuda_runtime",
+            "hipLaunchKernel",
+            205.0,
+            5.0,
+            json!({"correlation": 6}),
+        ),
+        kernel("add_kernel", 220.0, 2.0, 6),
+    ]);
+    let profile = analyse(&trace, &link(&trace));
+    assert_eq!(profile.coverage.graph_launches_without_work, 1);
+    assert!(!profile.coverage.is_complete());
+    assert_eq!(profile.coverage.in_rows_percent(), 100.0);
+    assert_eq!(
+        profile
+            .graph_replay
+            .as_ref()
+            .map(|r| r.launches_without_work),
+        Some(1)
+    );
+}
+
+#[test]
+fn kineto_graph_ids_name_the_graph_and_driver_launches_count() {
+    let mut first = kernel("k", 20.0, 1.0, 3);
+    first["args"]["graph id"] = json!(42);
+    first["args"]["graph node id"] = json!(7);
+    let trace = load(vec![
+        span(
+            "cuda_driver",
+            "cuGraphLaunch",
+            10.0,
+            5.0,
+            json!({"correlation": 3}),
+        ),
+        first,
+    ]);
+    let profile = analyse(&trace, &link(&trace));
+    let place = profile.unique_args[0].graph.clone().expect("a graph row");
+    assert_eq!(
+        (place.graph.as_str(), place.launch.as_str()),
+        ("graph 42", "cuGraphLaunch")
+    );
+}
+
+#[test]
+fn dropped_records_the_trace_reports_are_kept() {
+    let text = json!({
+        "traceEvents": [kernel("k", 1.0, 1.0, 1)],
+        "WARNING": ["CUPTI: 1234 activity records dropped (buffer full)", "unrelated"],
+    })
+    .to_string();
+    let trace = load_reader("t.json", text.as_bytes(), &mut || {}).expect("valid");
+    let profile = analyse(&trace, &link(&trace));
+    assert_eq!(
+        profile.coverage.dropped,
+        ["CUPTI: 1234 activity records dropped (buffer full)"]
+    );
+    // The kernel has no launch: no busy time to cover, nothing outside rows.
+    assert_eq!(profile.coverage.in_rows_percent(), 100.0);
+}
+
+fn kernels(names: &[&'static str]) -> Vec<Label<'static>> {
+    names.iter().map(|n| Label::Kernel(n)).collect()
+}
+
+#[test]
+fn alignment_skips_a_renamed_kernel_and_keeps_the_rest() {
+    let captured = kernels(&["a", "b", "c", "d"]);
+    let replayed: Vec<_> = kernels(&["a", "b2", "c", "d"])
+        .into_iter()
+        .map(|l| (l, Some(0)))
+        .collect();
+    let aligned = align(&captured, &replayed);
+    assert_eq!(aligned.pairs, vec![Some(0), None, Some(2), Some(3)]);
+}
+
+#[test]
+fn alignment_across_streams_follows_each_stream_in_order() {
+    // Capture order interleaves two streams differently from the replay.
+    let captured = kernels(&["x", "y", "x", "z"]);
+    let replayed = vec![
+        (Label::Kernel("x"), Some(1)),
+        (Label::Kernel("x"), Some(1)),
+        (Label::Kernel("y"), Some(2)),
+        (Label::Kernel("z"), Some(2)),
+    ];
+    let aligned = align(&captured, &replayed);
+    assert_eq!(aligned.pairs, vec![Some(0), Some(2), Some(1), Some(3)]);
+}
+
+#[test]
+fn unnamed_launches_pair_only_position_by_position() {
+    let replayed = vec![(Label::Kernel("a"), None), (Label::Copy, None)];
+    let fits = align(&[Label::UnnamedKernel, Label::Copy], &replayed);
+    assert_eq!(fits.pairs, vec![Some(0), Some(1)]);
+    let misfit = align(&[Label::UnnamedKernel], &replayed);
+    assert_eq!(misfit.pairs, vec![None, None]);
+    assert!(
+        misfit
+            .note
+            .expect("a reason")
+            .contains("do not name their kernels")
+    );
+}

@@ -1,0 +1,97 @@
+//! Integrity: whether the rows the gate judges can support a verdict. Each
+//! side's rows must hold the policy's share of its GPU busy time, and
+//! neither trace may say it is under-recorded (graph launches without GPU
+//! work, dropped profiler records); otherwise one finding names the shares
+//! and the causes — never a silent pass.
+
+use crate::analysis::profile::Coverage;
+use crate::gate::compare::Comparison;
+use crate::gate::policy::Policy;
+use crate::gate::verdict::{Finding, FindingKind, FindingPriority};
+
+/// The causes on one side, in words; empty when the side is sound.
+/// `versus_other` is this side's GPU busy time as a share of the other
+/// side's, %, which shows how much an under-recorded trace lacks.
+fn causes(
+    side: &str,
+    coverage: &Coverage,
+    min_percent: f64,
+    versus_other: Option<f64>,
+) -> Vec<String> {
+    let mut causes = Vec::new();
+    let share = coverage.in_rows_percent();
+    if coverage.busy_us > 0.0 && share < min_percent {
+        causes.push(format!(
+            "only {share:.1}% of the {side}'s GPU time is in rows the gate can judge (at least \
+             {min_percent:.0}% needed): {:.1}% was launched outside any op",
+            coverage.outside_rows_us / coverage.busy_us * 100.0
+        ));
+    }
+    if coverage.graph_launches_without_work > 0 {
+        causes.push(format!(
+            "{} graph launch(es) of the {side} recorded no GPU work: the trace lacks the \
+             kernels the graphs replayed{}",
+            coverage.graph_launches_without_work,
+            versus_other.map_or(String::new(), |share| format!(
+                " (its rows hold {:.1}% of its recorded GPU time, which is {share:.1}% of the \
+                 other side's)",
+                coverage.in_rows_percent()
+            ))
+        ));
+    }
+    if let Some(first) = coverage.dropped.first() {
+        causes.push(format!(
+            "the {side}'s profiler reports lost records ({first})"
+        ));
+    }
+    causes
+}
+
+/// The integrity finding of a workload, when a side cannot support a verdict.
+pub(super) fn integrity_findings(
+    comparison: &Comparison,
+    policy: &Policy,
+    findings: &mut Vec<Finding>,
+) {
+    let min_percent = policy.integrity.min_judged_share * 100.0;
+    let candidate = &comparison.candidate_coverage;
+    let mut all = Vec::new();
+    let (b, c) = (comparison.baseline_total_us, comparison.candidate_total_us);
+    let ratio = |part: f64, whole: f64| (whole > 0.0).then(|| part / whole * 100.0);
+    if let Some(baseline) = &comparison.baseline_coverage {
+        all.extend(causes("baseline", baseline, min_percent, ratio(b, c)));
+    }
+    all.extend(causes("candidate", candidate, min_percent, ratio(c, b)));
+    if all.is_empty() {
+        return;
+    }
+    let baseline_share = comparison
+        .baseline_coverage
+        .as_ref()
+        .map(Coverage::in_rows_percent);
+    let workload = &comparison.workload;
+    findings.push(Finding {
+        rule: "integrity".into(),
+        severity: policy.integrity.on_inconclusive,
+        kind: FindingKind::Integrity,
+        workload: workload.clone(),
+        op: None,
+        metric: "share of GPU time in judged rows".into(),
+        baseline: baseline_share,
+        candidate: Some(candidate.in_rows_percent()),
+        unit: "%".into(),
+        delta_percent: None,
+        interval_percent: None,
+        expected_ratio: None,
+        limit: Some(min_percent),
+        impact_percent: None,
+        // First among its severity after the slowdowns: every other finding
+        // rests on the rows this one doubts.
+        priority: FindingPriority::Critical,
+        message: format!("`{workload}` cannot be judged: {}", all.join("; ")),
+        path_a: None,
+        path_b: None,
+        kernel_diff: None,
+        replay_package: None,
+    });
+}

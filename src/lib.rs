@@ -9,12 +9,14 @@
 //!   ([`render`]) → publish ([`publish`]).
 //!
 //! Only loading reads files, only the binary writes them, and the library
-//! never prints.
+//! never prints. [`echo`] is the one leaf every stage shares: input text made
+//! safe to quote in a terminal or a CI log.
 
 // The library never prints: output flows back to the binary as values.
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod analysis;
+pub mod echo;
 pub mod gate;
 pub mod publish;
 pub mod render;

@@ -3,7 +3,6 @@
 //! the verdict.
 
 pub mod compare;
-pub mod echo;
 pub mod judge;
 pub mod policy;
 pub mod snapshot;

@@ -7,6 +7,7 @@
 //! live apart from the renderers so that no renderer has to import another.
 
 pub use crate::analysis::ops::stats::percent;
+use crate::echo::{is_bidi_control, is_unsafe};
 
 /// The longest op or kernel-parent name a table shows, in characters: long
 /// enough for every name in the real corpus (the longest is 102), short
@@ -29,21 +30,6 @@ pub fn human_us(us: f64) -> String {
     } else {
         format!("{:.2} s", us / 1_000_000.0)
     }
-}
-
-/// Unicode bidirectional marks, embeddings, overrides and isolates: they make
-/// a terminal or a browser show text in another order than it is.
-fn is_bidi_control(c: char) -> bool {
-    matches!(
-        c,
-        '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
-    )
-}
-
-/// Characters that break or reorder a line: C0 and C1 controls (line breaks
-/// included), the Unicode line and paragraph separators, bidi controls.
-fn is_unsafe(c: char) -> bool {
-    c.is_control() || c == '\u{2028}' || c == '\u{2029}' || is_bidi_control(c)
 }
 
 /// Trace text made safe for a terminal or a CI log: every control, line

@@ -113,23 +113,11 @@ pub enum LoadError {
 const MAX_PRINTED_CHARS: usize = 300;
 
 /// `text` made safe for one line of a terminal or a CI log: control
-/// characters (newlines among them) and the Unicode line and paragraph
-/// separators escaped as `escape_debug` writes them, and at most
-/// [`MAX_PRINTED_CHARS`] characters, then `…`.
+/// characters (newlines among them), line separators and bidi controls
+/// escaped, at most [`MAX_PRINTED_CHARS`] characters, then `…`
+/// ([`crate::echo::echo`]).
 pub fn printable(text: &str) -> String {
-    let mut out = String::with_capacity(text.len().min(MAX_PRINTED_CHARS + 8));
-    for (count, c) in text.chars().enumerate() {
-        if count == MAX_PRINTED_CHARS {
-            out.push('…');
-            break;
-        }
-        if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') {
-            out.extend(c.escape_debug());
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    crate::echo::echo(text, MAX_PRINTED_CHARS)
 }
 
 #[cfg(test)]
@@ -144,6 +132,8 @@ mod tests {
         );
         assert_eq!(printable("µs ok"), "µs ok");
         assert_eq!(printable("a\u{2028}b"), "a\\u{2028}b");
+        // A right-to-left override would reorder the rest of the line.
+        assert_eq!(printable("a\u{202e}b"), "a\\u{202e}b");
         let long = printable(&"x".repeat(10_000));
         assert_eq!(long.chars().count(), MAX_PRINTED_CHARS + 1);
         assert!(long.ends_with('…'));

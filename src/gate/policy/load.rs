@@ -14,7 +14,7 @@
 //!   located by the YAML parser's marks (`probe.rs`);
 //! - before any of that, the text's size, nesting depth and aliases are
 //!   bounded (`limits.rs`), so no file can make the parser slow;
-//! - text quoted from the file is escaped and cut (`crate::gate::echo`):
+//! - text quoted from the file is escaped and cut (`crate::echo`):
 //!   an error is one printable line whatever the file holds.
 
 use std::io::Read;
@@ -35,7 +35,7 @@ use super::model::{
 use super::probe::{fields_of, locate};
 use crate::analysis::hardware::{Catalog, builtin_catalog};
 use crate::analysis::ops::category::Category;
-use crate::gate::echo;
+use crate::echo;
 use crate::gate::verdict::Severity;
 
 /// Why a policy cannot be used. Its message is one line: the file name and

@@ -4,7 +4,7 @@
 use std::fmt;
 
 use super::model::{EfficiencyRule, Policy, TimelineRule};
-use crate::gate::echo;
+use crate::echo;
 
 impl Policy {
     /// A short description, one line per area.

@@ -13,7 +13,7 @@ use serde::Deserialize;
 
 use super::bounds::MAX_JSON_BYTES;
 use super::format::{SNAPSHOT_FORMAT, SNAPSHOT_VERSION, Snapshot, SnapshotVersion};
-use crate::gate::echo;
+use crate::echo;
 
 /// How many leading bytes (after decompression) [`is_snapshot`] reads.
 pub const SNIFF_BYTES: usize = 1024;

@@ -8,6 +8,8 @@
 //! the runner acts on `::name::` at the start of a line and on the legacy
 //! `##[name]` anywhere in one.
 
+use crate::echo::is_unsafe;
+
 /// The longest text kept from one field.
 pub const FIELD_CHARS: usize = 400;
 
@@ -23,7 +25,7 @@ pub fn clean(text: &str, token: &str) -> String {
         text.replace(token, "***")
     };
     let line = redacted
-        .split(|c: char| c.is_whitespace() || c.is_control() || is_bidi_control(c))
+        .split(|c: char| c.is_whitespace() || is_unsafe(c))
         .filter(|word| !word.is_empty())
         .collect::<Vec<_>>()
         .join(" ")
@@ -40,12 +42,6 @@ pub fn clean(text: &str, token: &str) -> String {
     } else {
         line
     }
-}
-
-/// The Unicode bidirectional embedding, override and isolate controls,
-/// which make a terminal show text in another order than it is.
-fn is_bidi_control(c: char) -> bool {
-    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! Echoing input text in error messages: one line, printable, bounded.
 //!
-//! Policy and snapshot errors quote what the file says (a misspelt key, a
-//! value, a path). That text comes from whoever wrote the file, and the
+//! Trace, policy and snapshot errors quote what the file says (a misspelt
+//! key, a value, a path), and the renderers and the publish edge print trace
+//! and server text; all of them decide what is unsafe with [`is_unsafe`]. That text comes from whoever wrote the file, and the
 //! message ends up in a terminal or a CI log, where a newline followed by
 //! `::error …` would start a GitHub Actions workflow command and an escape
 //! sequence would drive the terminal. So echoed text has its control
@@ -17,12 +18,20 @@ pub const MAX_MESSAGE_CHARS: usize = 2000;
 /// The most characters of a file name in an error.
 pub const MAX_LABEL_CHARS: usize = 1000;
 
+/// The Unicode bidirectional marks, embeddings, overrides and isolates: they
+/// make a terminal or a browser show text in another order than it is.
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+    )
+}
+
 /// Whether `c` must not reach a log as itself: C0/C1 controls (newlines,
 /// escape), Unicode line and paragraph separators, and the bidirectional
-/// embeddings, overrides and isolates that reorder what a reader sees.
-fn is_unsafe(c: char) -> bool {
-    c.is_control()
-        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+/// controls ([`is_bidi_control`]).
+pub fn is_unsafe(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') || is_bidi_control(c)
 }
 
 /// `text` on one line of printable characters, at most `max` of them (the

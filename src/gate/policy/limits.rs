@@ -295,10 +295,14 @@ impl Scanner {
     /// level (not when it follows an anchor or tag on the same node).
     fn node(&mut self, line: &Line, mut at: usize, mut push: bool) -> Result<(), Breach> {
         let bytes = line.text.as_bytes();
+        // Whether the node took the place of one at its own column: the
+        // collection at that column stays open in the parser.
+        let mut sibling = false;
         loop {
             if push {
+                sibling = false;
                 while self.block.last().is_some_and(|&column| column >= at) {
-                    self.block.pop();
+                    sibling |= self.block.pop() == Some(at);
                 }
                 self.block.push(at);
                 self.too_deep(line, at)?;
@@ -331,9 +335,13 @@ impl Scanner {
                     };
                 }
                 b'|' | b'>' => {
-                    let parent = match self.block.len().checked_sub(2) {
-                        Some(i) => self.block[i] as isize,
-                        None => -1,
+                    // Content is indented beyond the innermost open
+                    // collection; where that is the node's own column (a
+                    // value on the line below its key), beyond that column.
+                    let parent = match (sibling, self.block.len().checked_sub(2)) {
+                        (true, _) => self.block.last().map_or(-1, |&c| c as isize),
+                        (false, Some(i)) => self.block[i] as isize,
+                        (false, None) => -1,
                     };
                     self.block_scalar = Some(BlockScalar {
                         parent,
@@ -523,6 +531,20 @@ mod tests {
         assert!(refused(&format!("a: |\n    text\n   {deep}\n")).is_some());
         assert!(refused(&format!("a: >-\n  text\nb: {deep}\n")).is_some());
         assert!(refused(&format!("a: |\n\n  text\n\nb: {deep}\n")).is_some());
+    }
+
+    /// Found by `scripts/fuzz policy`: a `|` alone at a key's column is the
+    /// key's value, and a line at that column again is not its content
+    /// (the parser nests the `? ` keys until its recursion limit).
+    #[test]
+    fn a_block_scalar_below_its_key_ends_at_the_key_column() {
+        let keys = "? ".repeat(200);
+        assert!(refused(&format!("hardware:\n|\n{keys}x\n")).is_some());
+        assert!(
+            serde_yaml::from_str::<serde_yaml::Value>(&format!("hardware:\n|\n{keys}x\n")).is_err()
+        );
+        // A document that is only a block scalar keeps its column-0 content.
+        assert_eq!(prescan(&format!("--- |\n{}\n", "[".repeat(50))), Ok(()));
     }
 
     #[test]

@@ -71,6 +71,8 @@ fn verdict(findings: Vec<Finding>) -> Verdict {
             unchanged: 40,
             new: 0,
             missing: 0,
+            failing_groups: 1,
+            warning_groups: 1,
         },
         workloads: vec![WorkloadSummary {
             name: "bert".to_string(),
@@ -96,6 +98,7 @@ fn verdict(findings: Vec<Finding>) -> Verdict {
             notes: vec!["one sample per op: no confidence interval".to_string()],
         }],
         findings,
+        groups: Vec::new(),
         policy: "policies/default.yaml".to_string(),
     };
     verdict.sort_findings();
@@ -171,6 +174,8 @@ fn comment_snapshot_cross_platform() {
         unchanged: 80,
         new: 0,
         missing: 1,
+        failing_groups: 0,
+        warning_groups: 1,
     };
     let mut llama = v.workloads[0].clone();
     llama.name = "llama".to_string();

@@ -268,7 +268,8 @@ pub struct FindingGroup {
     /// Calls (per run or per step) summed over its rows: (baseline, candidate).
     pub calls: Option<(u64, u64)>,
     /// What differs between the two sides' environments (`runtime CUDA 12.4 →
-    /// CUDA 12.6`), `;`-separated; empty when nothing recorded differs.
+    /// CUDA 12.6`), `;`-separated; empty when nothing recorded differs. Across
+    /// platforms the GPUs and hardware, which differ on purpose, are left out.
     pub environment_changes: String,
     /// The group in one line, as every renderer shows it.
     pub summary: String,

@@ -15,9 +15,7 @@ use std::collections::HashMap;
 
 use super::summary::op_key_text;
 use crate::gate::compare::OpComparison;
-use crate::gate::verdict::{
-    Finding, FindingGroup, FindingKind, OpRef, Severity, WorkloadSummary,
-};
+use crate::gate::verdict::{Finding, FindingGroup, FindingKind, OpRef, Severity, WorkloadSummary};
 
 /// Groups `findings` (already sorted) by workload, op name and kind, in the
 /// order of each group's most important finding. `rows` finds a finding's
@@ -78,7 +76,11 @@ fn build(
         Some(op) => op.name.clone(),
         None => first.metric.replace('_', " "),
     };
-    let severity = group.iter().map(|f| f.severity).min().unwrap_or(Severity::Info);
+    let severity = group
+        .iter()
+        .map(|f| f.severity)
+        .min()
+        .unwrap_or(Severity::Info);
     let ops: Vec<Option<&OpRef>> = group.iter().map(|f| f.op.as_ref()).collect();
     let tags = tags(&ops);
     let mut dims: Vec<(&str, &str, &str)> = ops
@@ -126,7 +128,8 @@ fn build(
         .filter_map(|f| f.impact_percent.filter(|v| v.is_finite()))
         .collect();
     let impact_percent = (!impacts.is_empty()).then(|| impacts.iter().sum());
-    let same_kernels = (!matched.is_empty()).then(|| matched.iter().all(|r| r.kernel_diff.is_none()));
+    let same_kernels =
+        (!matched.is_empty()).then(|| matched.iter().all(|r| r.kernel_diff.is_none()));
     let calls = (!matched.is_empty()).then(|| {
         (
             matched.iter().map(|r| r.baseline.count).sum::<u64>(),
@@ -208,7 +211,9 @@ fn tags(ops: &[Option<&OpRef>]) -> Vec<Option<String>> {
                 // The layout letters when they tell the rows apart, else the strides.
                 let own = layout(&op.input_strides);
                 let distinct = own.is_some()
-                    && other_strides.iter().all(|o| layout(&o.input_strides) != own);
+                    && other_strides
+                        .iter()
+                        .all(|o| layout(&o.input_strides) != own);
                 return Some(match own {
                     Some(letters) if distinct => letters,
                     _ => op.input_strides.clone(),
@@ -257,7 +262,8 @@ pub(super) fn layout(strides: &str) -> Option<String> {
     (!letters.is_empty()).then_some(letters)
 }
 
-/// What differs between the two sides' recorded environments.
+/// What differs between the two sides' recorded environments; across
+/// platforms the GPUs differ on purpose and are left out.
 fn environment_changes(summary: &WorkloadSummary) -> String {
     let (b, c) = (&summary.baseline, &summary.candidate);
     let fields = [
@@ -268,7 +274,9 @@ fn environment_changes(summary: &WorkloadSummary) -> String {
     ];
     fields
         .iter()
-        .filter(|(_, x, y)| x != y)
+        .filter(|(label, x, y)| {
+            x != y && !(summary.cross_platform && matches!(*label, "GPUs" | "hardware"))
+        })
         .map(|(label, x, y)| {
             let show = |v: &Option<&String>| {
                 v.filter(|s| !s.is_empty())
@@ -330,8 +338,14 @@ fn summary_line(g: &FindingGroup, first: &Finding) -> String {
 /// Why a slowdown group likely happened, from its figures and the
 /// environments; `None` for groups that are not slowdowns.
 fn advice(g: &FindingGroup) -> Option<String> {
-    let slower = matches!(g.kind, FindingKind::Regression | FindingKind::UnexpectedRatio)
-        && g.delta_percent.or(g.delta_range_percent.map(|r| r.1)).unwrap_or(0.0) > 0.0;
+    let slower = matches!(
+        g.kind,
+        FindingKind::Regression | FindingKind::UnexpectedRatio
+    ) && g
+        .delta_percent
+        .or(g.delta_range_percent.map(|r| r.1))
+        .unwrap_or(0.0)
+        > 0.0;
     if !slower {
         return None;
     }
@@ -363,7 +377,8 @@ fn advice(g: &FindingGroup) -> Option<String> {
         (Some(false), None) => format!(
             "Another kernel runs{per_call} with the same recorded versions: the library's heuristics chose it for these shapes; pin or tune the kernel (Path B)."
         ),
-        (None, _) => return (!sentences.is_empty()).then(|| sentences.join(" ")),
+        (None, Some(v)) => format!("The sides differ in {v}: check that change first."),
+        (None, None) => return (!sentences.is_empty()).then(|| sentences.join(" ")),
     });
     Some(sentences.join(" "))
 }

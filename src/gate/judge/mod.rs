@@ -42,7 +42,8 @@ use crate::gate::compare::Comparison;
 use crate::gate::policy::Policy;
 use crate::gate::snapshot::Snapshot;
 use crate::gate::verdict::{
-    Counts, FindingGroup, FindingKind, Outcome, Severity, VERDICT_SCHEMA_MINOR, VERDICT_SCHEMA_VERSION, Verdict,
+    Counts, FindingGroup, FindingKind, Outcome, Severity, VERDICT_SCHEMA_MINOR,
+    VERDICT_SCHEMA_VERSION, Verdict,
 };
 
 use findings::nothing_to_compare;
@@ -82,7 +83,9 @@ pub fn verdict_groups(verdict: &Verdict) -> Vec<FindingGroup> {
     let sound = verdict.groups.iter().all(|g| {
         !g.findings.is_empty()
             && g.tags.len() == g.findings.len()
-            && g.findings.iter().all(|&i| i < n && !std::mem::replace(&mut seen[i], true))
+            && g.findings
+                .iter()
+                .all(|&i| i < n && !std::mem::replace(&mut seen[i], true))
     }) && seen.iter().all(|&s| s);
     if sound {
         verdict.groups.clone()

@@ -114,7 +114,9 @@ fn bar_label(group: &FindingGroup, findings: &[Finding]) -> String {
                 .collect::<Vec<_>>()
                 .join(" ");
             let tag = group.tags.first().cloned().flatten().unwrap_or_default();
-            format!("{} {shape} {tag}", group.label).trim_end().to_string()
+            format!("{} {shape} {tag}", group.label)
+                .trim_end()
+                .to_string()
         }
         None => group.label.clone(),
     }

@@ -124,10 +124,7 @@ fn fit<F: Fn(&str) -> bool>(
     if let Some(text) = attempt(&detail)? {
         return Ok(text);
     }
-    let reductions: [fn(&mut Detail); 2] = [
-        |d| d.diffs = d.diffs.min(KEPT_DIFFS),
-        |d| d.info = 0,
-    ];
+    let reductions: [fn(&mut Detail); 2] = [|d| d.diffs = d.diffs.min(KEPT_DIFFS), |d| d.info = 0];
     for reduce in reductions {
         let before = detail;
         reduce(&mut detail);

@@ -102,9 +102,10 @@ impl GroupView {
                 .map_or(NONE.to_string(), |r| shorten(&r.row.shape, 40)),
             (true, n) => format!("{n} shapes"),
         };
-        let metric = findings.first().map(|f| f.metric.clone()).filter(|m| {
-            !m.is_empty() && has_op && findings.iter().all(|f| &f.metric == m)
-        });
+        let metric = findings
+            .first()
+            .map(|f| f.metric.clone())
+            .filter(|m| !m.is_empty() && has_op && findings.iter().all(|f| &f.metric == m));
         let details = has_op
             && (rows.len() > 1
                 || group.advice.is_some()

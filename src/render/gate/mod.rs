@@ -63,8 +63,8 @@ mod tests;
 mod view;
 
 pub use comment::{
-    COMMENT_LIMIT, KEPT_DIFFS, SUMMARY_LIMIT, comment_marker, render_comment, render_comment_linked,
-    render_report_json, render_summary,
+    COMMENT_LIMIT, KEPT_DIFFS, SUMMARY_LIMIT, comment_marker, render_comment,
+    render_comment_linked, render_report_json, render_summary,
 };
 pub(crate) use finding::kind_label;
 pub use template::TemplateError;

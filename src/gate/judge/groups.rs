@@ -275,7 +275,7 @@ fn environment_changes(summary: &WorkloadSummary) -> String {
     fields
         .iter()
         .filter(|(label, x, y)| {
-            x != y && !(summary.cross_platform && matches!(*label, "GPUs" | "hardware"))
+            x != y && !(summary.cross_platform && matches!(*label, "GPUs" | "hardware" | "runtime"))
         })
         .map(|(label, x, y)| {
             let show = |v: &Option<&String>| {

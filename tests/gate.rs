@@ -1212,7 +1212,10 @@ fn quick_start_comment_groups_findings_by_op() {
     let mm: Vec<&&str> = main.iter().filter(|l| l.contains("aten::mm")).collect();
     assert_eq!(mm.len(), 1, "{comment}");
     assert!(mm[0].contains("8 shapes"), "{}", mm[0]);
-    assert!(comment.contains("<details><summary>❌ aten::mm — 8 shapes"), "{comment}");
+    assert!(
+        comment.contains("<details><summary>❌ aten::mm — 8 shapes"),
+        "{comment}"
+    );
 
     let report = &gate.report;
     let groups = report["groups"].as_array().expect("groups");
@@ -1226,7 +1229,10 @@ fn quick_start_comment_groups_findings_by_op() {
     // The group's change is the ratio of its rows' totals, inside their range.
     let delta = f64_of(&group["delta_percent"]);
     let range = group["delta_range_percent"].as_array().expect("range");
-    assert!(f64_of(&range[0]) <= delta && delta <= f64_of(&range[1]), "{group}");
+    assert!(
+        f64_of(&range[0]) <= delta && delta <= f64_of(&range[1]),
+        "{group}"
+    );
     // Rows with the same dims are told apart by their layout.
     let tags: Vec<&str> = group["tags"]
         .as_array()
@@ -1250,7 +1256,10 @@ fn quick_start_comment_groups_findings_by_op() {
         "{counts}"
     );
     let headline = report["headline"].as_str().expect("headline");
-    assert!(headline.starts_with(&format!("❌ tracegate: {failing} failing: aten::mm")), "{headline}");
+    assert!(
+        headline.starts_with(&format!("❌ tracegate: {failing} failing: aten::mm")),
+        "{headline}"
+    );
     assert!(headline.chars().count() <= 120, "{headline}");
 }
 

@@ -458,6 +458,13 @@ fn assert_quiet(gate: &Gate, what: &str) {
         matched += m;
     }
     assert_eq!(counts["unchanged"], matched, "{what}");
+    // A passing PR gets a short comment on every push.
+    let comment = gate.file("comment.md");
+    assert!(
+        comment.chars().count() <= 1_500,
+        "{what}: a {}-character passing comment\n{comment}",
+        comment.chars().count()
+    );
 }
 
 fn timeline_delta(workload: &Value, metric: &str) -> Option<f64> {
@@ -929,8 +936,6 @@ fn a_window_of_baselines_measures_noise_and_still_catches_a_regression() {
     let workload = &gate.workloads()[0];
     assert_eq!(workload["baseline"]["runs"], 3, "{workload}");
     assert_eq!(workload["candidate"]["runs"], 1);
-    let comment = gate.file("comment.md");
-    assert!(comment.contains("| runs | 3 | 1 |"), "{comment}");
 
     // The noise the window measured (≤ 3%) does not hide a 30% slowdown.
     let trace = corpus(QWEN_H100);
@@ -1170,6 +1175,92 @@ fn out_dir_files_and_github_actions_outputs() {
         "{comment}"
     );
     assert!(!comment.contains("tracegate:default"));
+}
+
+/// The cells of a Markdown table row (`| a | b \\| c |` has two).
+fn table_cells(line: &str) -> usize {
+    let unescaped = line
+        .char_indices()
+        .filter(|&(i, c)| c == '|' && !line[..i].ends_with('\\'))
+        .count();
+    unescaped.saturating_sub(1)
+}
+
+/// The quick start's comment: one line per op (`aten::mm` once, its eight
+/// shapes collapsed under it), at most six columns in its tables, and
+/// counters that agree with the verdict and the table.
+#[test]
+fn quick_start_comment_groups_findings_by_op() {
+    let (baseline, candidate) = (example("baseline.json.gz"), example("candidate.json.gz"));
+    let policy = repo("policies/default.yaml");
+    let gate = run_check(
+        &[&baseline],
+        &candidate,
+        &["--policy", policy.to_str().expect("UTF-8 path")],
+    );
+    assert_eq!(gate.code, 1, "{}", gate.describe());
+    let comment = gate.file("comment.md");
+    for line in comment.lines().filter(|l| l.starts_with('|')) {
+        assert!(table_cells(line) <= 6, "{line}");
+    }
+    // The main table: the first table after the headline.
+    let main: Vec<&str> = comment
+        .lines()
+        .skip_while(|l| !l.starts_with("| op |"))
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    let mm: Vec<&&str> = main.iter().filter(|l| l.contains("aten::mm")).collect();
+    assert_eq!(mm.len(), 1, "{comment}");
+    assert!(mm[0].contains("8 shapes"), "{}", mm[0]);
+    assert!(
+        comment.contains("<details><summary>❌ aten::mm — 8 shapes"),
+        "{comment}"
+    );
+
+    let report = &gate.report;
+    let groups = report["groups"].as_array().expect("groups");
+    let mm_groups: Vec<&Value> = groups
+        .iter()
+        .filter(|g| g["label"] == "aten::mm" && g["kind"] == "regression")
+        .collect();
+    assert_eq!(mm_groups.len(), 1);
+    let group = mm_groups[0];
+    assert_eq!(group["findings"].as_array().expect("findings").len(), 8);
+    // The group's change is the ratio of its rows' totals, inside their range.
+    let delta = f64_of(&group["delta_percent"]);
+    let range = group["delta_range_percent"].as_array().expect("range");
+    assert!(
+        f64_of(&range[0]) <= delta && delta <= f64_of(&range[1]),
+        "{group}"
+    );
+    // Rows with the same dims are told apart by their layout.
+    let tags: Vec<&str> = group["tags"]
+        .as_array()
+        .expect("tags")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(tags.contains(&"NT") && tags.contains(&"TN"), "{tags:?}");
+    assert_eq!(comment.matches("Path A (").count(), 1, "{comment}");
+
+    // Counters: the table's failing and warning lines, and the verdict's.
+    let counts = &report["counts"];
+    let failing = main.iter().filter(|l| l.starts_with("| ❌")).count();
+    let warning = main.iter().filter(|l| l.starts_with("| ⚠️")).count();
+    assert_eq!(counts["failing_groups"], failing, "{comment}");
+    assert_eq!(counts["warning_groups"], warning, "{comment}");
+    let line = format!("{failing} failing · {warning} warning");
+    assert!(comment.contains(&line), "{line}\n{comment}");
+    assert!(
+        counts["regressions"].as_u64() <= counts["failures"].as_u64(),
+        "{counts}"
+    );
+    let headline = report["headline"].as_str().expect("headline");
+    assert!(
+        headline.starts_with(&format!("❌ tracegate: {failing} failing: aten::mm")),
+        "{headline}"
+    );
+    assert!(headline.chars().count() <= 120, "{headline}");
 }
 
 // ------------------------------------------------------------------ 10. snapshots

@@ -369,6 +369,7 @@ fn verdict(findings: Vec<Finding>) -> Verdict {
         },
         workloads: Vec::new(),
         findings,
+        groups: Vec::new(),
         policy: "built-in default".to_string(),
     }
 }

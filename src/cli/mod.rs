@@ -270,9 +270,13 @@ fn comment_command(args: &CommentArgs) -> Result<u8, Failure> {
             verdict.schema_version
         )));
     }
-    let mut comment =
-        render::gate::render_comment(&verdict, &args.comment_key, args.template_dir.as_deref())
-            .map_err(|e| Failure::input(e.to_string()))?;
+    let mut comment = render::gate::render_comment_linked(
+        &verdict,
+        &args.comment_key,
+        args.template_dir.as_deref(),
+        args.artifact_url.as_deref(),
+    )
+    .map_err(|e| Failure::input(e.to_string()))?;
     if let Some(url) = args.artifact_url.as_deref().filter(|u| !u.is_empty()) {
         comment =
             github::with_artifact_link(&comment, url).map_err(|e| Failure::input(e.to_string()))?;

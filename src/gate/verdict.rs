@@ -12,8 +12,9 @@ use serde::{Deserialize, Serialize};
 pub const VERDICT_SCHEMA_VERSION: u32 = 1;
 
 /// Compatible additions to that version: 1 added the `inconclusive`
-/// outcome and the `integrity` finding kind.
-pub const VERDICT_SCHEMA_MINOR: u32 = 1;
+/// outcome and the `integrity` finding kind; 2 the finding `groups` and the
+/// group counts (`failing_groups`, `warning_groups`).
+pub const VERDICT_SCHEMA_MINOR: u32 = 2;
 
 /// How much a finding matters, as the policy rule that raised it says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -201,7 +202,9 @@ pub struct WorkloadSummary {
 /// Finding counts for the headline.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counts {
-    /// Regressions (any severity).
+    /// Regressions that fail the gate (slowdowns and slower-than-expected
+    /// cross-platform ratios of severity `fail`); a warn-severity one counts
+    /// as a warning only.
     pub regressions: usize,
     /// Warn-severity findings.
     pub warnings: usize,
@@ -215,6 +218,68 @@ pub struct Counts {
     pub new: usize,
     /// Missing ops.
     pub missing: usize,
+    /// Groups (one line per op and kind, see [`FindingGroup`]) of severity
+    /// `fail`: the lines a reader sees failing.
+    #[serde(default)]
+    pub failing_groups: usize,
+    /// Groups of severity `warn`.
+    #[serde(default)]
+    pub warning_groups: usize,
+}
+
+/// Findings of one kind about one op in one workload, shown as one line
+/// (`aten::mm — 8 shapes, +27…+32%, same kernels, +12.0% of GPU time`) with
+/// the per-shape findings under it. A finding without an op (timeline,
+/// integrity, nothing to compare) is a group of its own. Every finding is in
+/// exactly one group.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FindingGroup {
+    /// The workload.
+    pub workload: String,
+    /// The op name, or what a finding without an op is about (its metric).
+    pub label: String,
+    /// The findings' kind.
+    pub kind: FindingKind,
+    /// The most severe of its findings.
+    pub severity: Severity,
+    /// Indices into [`Verdict::findings`], most important first.
+    pub findings: Vec<usize>,
+    /// Per finding (parallel to `findings`): what tells it from a finding of
+    /// the group with the same input dims — a layout from the strides
+    /// (`NT`, `TN`: each 2-D operand row-major `N` or transposed `T`), the
+    /// dtypes, or the module path; `null` when its dims are unique.
+    pub tags: Vec<Option<String>>,
+    /// Distinct shapes among the findings (input dims, dtypes and strides:
+    /// a layout is a shape of its own to a kernel).
+    pub shapes: usize,
+    /// The change of the group as a whole, %: the ratio of the summed
+    /// candidate time of its rows to their summed baseline time, minus 1
+    /// (not a median of the rows' ratios); `null` when the rows have no times.
+    pub delta_percent: Option<f64>,
+    /// The smallest and largest change among its findings, %.
+    pub delta_range_percent: Option<(f64, f64)>,
+    /// Summed `impact_percent` of its findings.
+    pub impact_percent: Option<f64>,
+    /// Whether every row launches the same kernel sequence on both sides;
+    /// `null` when not known (no matched rows).
+    pub same_kernels: Option<bool>,
+    /// Change of the time per call, % (summed time over summed calls on each side).
+    pub per_call_delta_percent: Option<f64>,
+    /// Calls (per run or per step) summed over its rows: (baseline, candidate).
+    pub calls: Option<(u64, u64)>,
+    /// What differs between the two sides' environments (`runtime CUDA 12.4 →
+    /// CUDA 12.6`), `;`-separated; empty when nothing recorded differs. Across
+    /// platforms the GPUs and hardware, which differ on purpose, are left out.
+    pub environment_changes: String,
+    /// The group in one line, as every renderer shows it.
+    pub summary: String,
+    /// Why it likely happened and where to look, specific to the group;
+    /// `null` for groups that are not slowdowns.
+    pub advice: Option<String>,
+    /// Path A (model/API change), once for the group.
+    pub path_a: Option<String>,
+    /// Path B (kernel tuning), once for the group.
+    pub path_b: Option<String>,
 }
 
 /// The outcome.
@@ -269,6 +334,10 @@ pub struct Verdict {
     pub workloads: Vec<WorkloadSummary>,
     /// All findings, most important first (severity, then priority, then impact).
     pub findings: Vec<Finding>,
+    /// The findings grouped by op, most important group first; empty in a
+    /// report.json of schema minor below 2.
+    #[serde(default)]
+    pub groups: Vec<FindingGroup>,
     /// The policy file used (or `built-in default`).
     pub policy: String,
 }

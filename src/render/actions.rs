@@ -186,6 +186,7 @@ mod tests {
             },
             workloads: Vec::new(),
             findings,
+            groups: Vec::new(),
             policy: "built-in default".to_string(),
         }
     }

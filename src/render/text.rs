@@ -166,6 +166,15 @@ pub fn only_ascii(text: &str, allowed: &str, replacement: char) -> String {
         .collect()
 }
 
+/// Whether `url` is a plain http(s) address a Markdown link can hold as
+/// `<url>`: no whitespace, control characters, angle brackets or quotes.
+pub fn plain_url(url: &str) -> bool {
+    (url.starts_with("https://") || url.starts_with("http://"))
+        && !url
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control() || matches!(c, '<' | '>' | '"' | '\''))
+}
+
 /// Shortens a long name for a table, keeping its start; the cost is bounded
 /// by `max_chars`, not by the name.
 pub fn shorten(name: &str, max_chars: usize) -> String {

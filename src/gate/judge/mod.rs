@@ -25,9 +25,11 @@
 //! false-discovery control; `timeline.rs` the timeline rules; `limits.rs`
 //! the efficiency floors and budgets; `integrity.rs` the coverage rule that
 //! makes a verdict inconclusive; `findings.rs` builds findings;
-//! `summary.rs` the workload summaries and the headline.
+//! `groups.rs` groups the final findings by op (one line per op, with its
+//! advice); `summary.rs` the workload summaries and the headline.
 
 mod findings;
+mod groups;
 mod integrity;
 mod limits;
 mod rows;
@@ -40,10 +42,12 @@ use crate::gate::compare::Comparison;
 use crate::gate::policy::Policy;
 use crate::gate::snapshot::Snapshot;
 use crate::gate::verdict::{
-    Counts, FindingKind, Outcome, Severity, VERDICT_SCHEMA_MINOR, VERDICT_SCHEMA_VERSION, Verdict,
+    Counts, FindingGroup, FindingKind, Outcome, Severity, VERDICT_SCHEMA_MINOR,
+    VERDICT_SCHEMA_VERSION, Verdict,
 };
 
 use findings::nothing_to_compare;
+use groups::group_findings;
 use rows::false_discovery_control;
 use summary::{headline, op_key_text, summary};
 use workload::judge_workload;
@@ -67,6 +71,31 @@ pub enum Workload<'a> {
     OnlyBaseline(String),
     /// Only the candidate has this workload.
     OnlyCandidate(String),
+}
+
+/// The verdict's groups when they can be trusted, else the findings
+/// grouped again without their matched rows (a report.json of schema minor
+/// below 2, or one whose groups do not index its findings): the renderers'
+/// one source of groups.
+pub fn verdict_groups(verdict: &Verdict) -> Vec<FindingGroup> {
+    let n = verdict.findings.len();
+    let mut seen = vec![false; n];
+    let sound = verdict.groups.iter().all(|g| {
+        !g.findings.is_empty()
+            && g.tags.len() == g.findings.len()
+            && g.findings
+                .iter()
+                .all(|&i| i < n && !std::mem::replace(&mut seen[i], true))
+    }) && seen.iter().all(|&s| s);
+    if sound {
+        verdict.groups.clone()
+    } else {
+        group_findings(
+            &verdict.findings,
+            &std::collections::HashMap::new(),
+            &verdict.workloads,
+        )
+    }
 }
 
 /// Judges workloads by a policy.
@@ -136,8 +165,10 @@ pub fn judge(workloads: &[Workload], policy: &Policy) -> Verdict {
     counts.regressions = findings
         .iter()
         .filter(|f| {
-            f.kind == FindingKind::Regression
-                || (f.kind == FindingKind::UnexpectedRatio && f.delta_percent.unwrap_or(0.0) > 0.0)
+            f.severity == Severity::Fail
+                && (f.kind == FindingKind::Regression
+                    || (f.kind == FindingKind::UnexpectedRatio
+                        && f.delta_percent.unwrap_or(0.0) > 0.0))
         })
         .count();
     counts.improvements = findings
@@ -173,9 +204,32 @@ pub fn judge(workloads: &[Workload], policy: &Policy) -> Verdict {
         counts,
         workloads: summaries,
         findings,
+        groups: Vec::new(),
         policy: policy.label.clone(),
     };
     verdict.sort_findings();
+    let mut rows = std::collections::HashMap::new();
+    for workload in workloads {
+        if let Workload::Compared { comparison, .. } = workload {
+            for op in &comparison.ops {
+                for side in [&op.baseline, &op.candidate] {
+                    let key = (comparison.workload.clone(), op_key_text(&side.op_ref()));
+                    rows.entry(key).or_insert(op);
+                }
+            }
+        }
+    }
+    verdict.groups = group_findings(&verdict.findings, &rows, &verdict.workloads);
+    verdict.counts.failing_groups = verdict
+        .groups
+        .iter()
+        .filter(|g| g.severity == Severity::Fail)
+        .count();
+    verdict.counts.warning_groups = verdict
+        .groups
+        .iter()
+        .filter(|g| g.severity == Severity::Warn)
+        .count();
     verdict.headline = headline(&verdict);
     verdict
 }

@@ -2,7 +2,9 @@
 //! one-line headline.
 
 use crate::gate::compare::Comparison;
-use crate::gate::verdict::{OpRef, Outcome, TimelineRow, Verdict, WorkloadSummary};
+use crate::gate::verdict::{
+    FindingGroup, FindingKind, OpRef, Outcome, Severity, TimelineRow, Verdict, WorkloadSummary,
+};
 
 /// The key that tells one op row of a workload from another.
 pub(super) fn op_key_text(op: &OpRef) -> String {
@@ -12,35 +14,91 @@ pub(super) fn op_key_text(op: &OpRef) -> String {
     )
 }
 
-/// The verdict in one line: the outcome, counts and the top finding.
+/// The verdict in one line: the outcome, how many lines (groups) fail or
+/// warn, and the most important of them, each naming its workload when there
+/// are several. Kept under about 120 characters: it is also the Action's
+/// `headline` output.
 pub(super) fn headline(verdict: &Verdict) -> String {
     let c = &verdict.counts;
-    let top = verdict
-        .findings
-        .first()
-        .map(|f| f.message.clone())
-        .unwrap_or_default();
+    let multi = verdict.workloads.len() > 1;
+    let listed = |severity: Severity| {
+        let mut text = String::new();
+        let matching: Vec<&FindingGroup> = verdict
+            .groups
+            .iter()
+            .filter(|g| g.severity == severity)
+            .collect();
+        for (i, group) in matching.iter().enumerate() {
+            let item = brief(group, multi);
+            if i > 0 && text.chars().count() + item.chars().count() > HEADLINE_ROOM {
+                text.push_str(&format!(", {} more", matching.len() - i));
+                break;
+            }
+            if i > 0 {
+                text.push_str(", ");
+            }
+            text.push_str(&item);
+        }
+        text
+    };
     match verdict.outcome {
         Outcome::Fail => format!(
-            "❌ tracegate: {} failing finding{} ({} regression{}): {top}",
-            c.failures,
-            plural(c.failures),
-            c.regressions,
-            plural(c.regressions)
+            "❌ tracegate: {} failing: {}",
+            c.failing_groups,
+            listed(Severity::Fail)
         ),
-        Outcome::Pass if c.warnings > 0 => {
-            format!(
-                "⚠️ tracegate: passed with {} warning{}: {top}",
-                c.warnings,
-                plural(c.warnings)
-            )
-        }
+        Outcome::Pass if c.warning_groups > 0 => format!(
+            "⚠️ tracegate: passed with {} warning{}: {}",
+            c.warning_groups,
+            plural(c.warning_groups),
+            listed(Severity::Warn)
+        ),
         Outcome::Pass => format!(
-            "✅ tracegate: no regressions ({} ops unchanged)",
+            "✅ tracegate: no regressions ({} op rows unchanged)",
             c.unchanged
         ),
-        Outcome::Inconclusive => format!("❔ tracegate: {top}"),
+        Outcome::Inconclusive => {
+            let top = verdict
+                .findings
+                .first()
+                .map(|f| f.message.clone())
+                .unwrap_or_default();
+            format!("❔ tracegate: {top}")
+        }
     }
+}
+
+/// Room for the listed groups in a headline, in characters.
+const HEADLINE_ROOM: usize = 80;
+
+/// A group in a few words: `aten::mm +29.5% (8 shapes)`, `busy time +12.4%`,
+/// `aten::_softmax: kernel selection`; `in WORKLOAD` when there are several.
+fn brief(group: &FindingGroup, multi: bool) -> String {
+    let mut text = group.label.clone();
+    let figure = matches!(
+        group.kind,
+        FindingKind::Regression
+            | FindingKind::Improvement
+            | FindingKind::UnexpectedRatio
+            | FindingKind::Timeline
+    );
+    match group.delta_percent {
+        Some(d) if figure => text.push_str(&format!(" {d:+.1}%")),
+        _ => {
+            let kind = serde_json::to_value(group.kind)
+                .ok()
+                .and_then(|v| v.as_str().map(|s| s.replace('_', " ")))
+                .unwrap_or_default();
+            text.push_str(&format!(": {kind}"));
+        }
+    }
+    if group.findings.len() > 1 {
+        text.push_str(&format!(" ({} shapes)", group.shapes));
+    }
+    if multi {
+        text.push_str(&format!(" in {}", group.workload));
+    }
+    text
 }
 
 fn plural(n: usize) -> &'static str {

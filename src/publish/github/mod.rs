@@ -224,11 +224,7 @@ pub struct Report {
 /// limit only when there is a lot to say). A `url` that is not a plain
 /// http(s) address is refused.
 pub fn with_artifact_link(body: &str, url: &str) -> Result<String, PublishError> {
-    let plain = (url.starts_with("https://") || url.starts_with("http://"))
-        && !url
-            .chars()
-            .any(|c| c.is_whitespace() || c.is_control() || matches!(c, '<' | '>' | '"' | '\''));
-    if !plain {
+    if !crate::render::text::plain_url(url) {
         return Err(PublishError::Client {
             action: "link the artifact".to_string(),
             message: format!("`{url}` is not an http(s) URL"),

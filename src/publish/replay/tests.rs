@@ -405,6 +405,7 @@ fn verdict(findings: Vec<Finding>) -> Verdict {
             notes: Vec::new(),
         }],
         findings,
+        groups: Vec::new(),
         policy: "test".to_string(),
     }
 }

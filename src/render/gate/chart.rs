@@ -1,11 +1,10 @@
 //! The code blocks the Markdown documents embed: each kernel-selection diff
 //! in a fence nothing inside can close, and a Mermaid bar chart of the
-//! largest changes.
+//! largest changes by op.
 
 use std::fmt::Write;
 
-use super::finding::op_label;
-use crate::gate::verdict::Finding;
+use crate::gate::verdict::{Finding, FindingGroup};
 use crate::render::text::{only_ascii, printable, shorten};
 
 const CHART_BARS: usize = 10;
@@ -42,25 +41,28 @@ pub(super) fn fenced_diff(diff: &str) -> String {
     format!("{fence}diff\n{body}{fence}")
 }
 
-/// A Mermaid bar chart of the largest changes: each bar is the candidate as a
-/// percentage of the baseline (100 = unchanged; bars start at 0, which is how
-/// Mermaid draws them), with a line at 100. Empty when no finding has a
-/// change.
-pub(super) fn chart(findings: &[Finding]) -> String {
-    let mut changes: Vec<&Finding> = findings
+/// A Mermaid bar chart of the largest changes, one bar per group (an op
+/// with all its shapes, or a timeline metric): the candidate as a
+/// percentage of the baseline (100 = unchanged; bars start at 0, which is
+/// how Mermaid draws them), with a line at 100. Each bar is labelled with
+/// its op and shape (`aten::mm 1024x4096 4096x4096`, `aten::mm 8 shapes`).
+/// Empty with fewer than two bars (a table says one change as well).
+pub(super) fn chart(groups: &[&FindingGroup], findings: &[Finding]) -> String {
+    let mut changes: Vec<&FindingGroup> = groups
         .iter()
-        .filter(|f| f.delta_percent.is_some_and(f64::is_finite))
+        .copied()
+        .filter(|g| g.delta_percent.is_some_and(f64::is_finite))
         .collect();
-    if changes.is_empty() {
+    if changes.len() < 2 {
         return String::new();
     }
-    let size = |f: &Finding| {
+    let size = |g: &FindingGroup| {
         (
-            f.impact_percent
+            g.impact_percent
                 .filter(|v| v.is_finite())
                 .unwrap_or(0.0)
                 .abs(),
-            f.delta_percent.unwrap_or(0.0).abs(),
+            g.delta_percent.unwrap_or(0.0).abs(),
         )
     };
     changes.sort_by(|a, b| {
@@ -70,12 +72,11 @@ pub(super) fn chart(findings: &[Finding]) -> String {
     changes.truncate(CHART_BARS);
     let labels: Vec<String> = changes
         .iter()
-        .enumerate()
-        .map(|(i, f)| format!("\"{}. {}\"", i + 1, mermaid_label(&op_label(f))))
+        .map(|g| format!("\"{}\"", mermaid_label(&bar_label(g, findings))))
         .collect();
     let values: Vec<f64> = changes
         .iter()
-        .map(|f| (100.0 + f.delta_percent.unwrap_or(0.0)).max(0.0))
+        .map(|g| (100.0 + g.delta_percent.unwrap_or(0.0)).max(0.0))
         .collect();
     let top = values.iter().copied().fold(100.0, f64::max) * 1.1;
     let top = (top / 10.0).ceil() * 10.0;
@@ -89,8 +90,40 @@ pub(super) fn chart(findings: &[Finding]) -> String {
     )
 }
 
-/// A Mermaid string label: at most 28 characters from a safe set (no quotes,
+/// A bar's label: the op and its shape in short (`1024x4096 4096x4096`, with
+/// the group's layout tag), or the number of shapes.
+fn bar_label(group: &FindingGroup, findings: &[Finding]) -> String {
+    let op = group
+        .findings
+        .first()
+        .and_then(|&i| findings.get(i))
+        .and_then(|f| f.op.as_ref());
+    match op {
+        Some(_) if group.shapes > 1 => format!("{} {} shapes", group.label, group.shapes),
+        Some(op) => {
+            let shape: String = op
+                .input_dims
+                .split("), (")
+                .map(|part| {
+                    part.chars()
+                        .filter(|c| c.is_ascii_digit() || *c == ',')
+                        .collect::<String>()
+                        .replace(',', "x")
+                })
+                .filter(|part| !part.is_empty())
+                .collect::<Vec<_>>()
+                .join(" ");
+            let tag = group.tags.first().cloned().flatten().unwrap_or_default();
+            format!("{} {shape} {tag}", group.label)
+                .trim_end()
+                .to_string()
+        }
+        None => group.label.clone(),
+    }
+}
+
+/// A Mermaid string label: at most 40 characters from a safe set (no quotes,
 /// brackets, `#` entities or backticks).
 fn mermaid_label(text: &str) -> String {
-    shorten(&only_ascii(text, " _:.-/+=,()", '?'), 28)
+    shorten(&only_ascii(text, " _:.-/+=,()", '?'), 40)
 }

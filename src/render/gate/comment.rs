@@ -39,9 +39,19 @@ pub fn render_comment(
     key: &str,
     template_dir: Option<&Path>,
 ) -> Result<String, TemplateError> {
-    let prepared = Prepared::new(verdict);
+    render_comment_linked(verdict, key, template_dir, None)
+}
+
+/// [`render_comment`] with the replay packages linked to the uploaded
+/// artifact at `artifact_url` (an http(s) URL; another value is not linked).
+pub fn render_comment_linked(
+    verdict: &Verdict,
+    key: &str,
+    template_dir: Option<&Path>,
+    artifact_url: Option<&str>,
+) -> Result<String, TemplateError> {
+    let prepared = Prepared::new(verdict, artifact_url);
     let start = Detail {
-        full_table: true,
         diffs: prepared.diffs.len(),
         info: prepared.info.len(),
         flagged: prepared.flagged.len(),
@@ -66,9 +76,8 @@ pub fn render_summary(
     verdict: &Verdict,
     template_dir: Option<&Path>,
 ) -> Result<String, TemplateError> {
-    let prepared = Prepared::new(verdict);
+    let prepared = Prepared::new(verdict, None);
     let start = Detail {
-        full_table: false,
         diffs: 0,
         info: prepared.info.len(),
         flagged: prepared.flagged.len(),
@@ -115,11 +124,7 @@ fn fit<F: Fn(&str) -> bool>(
     if let Some(text) = attempt(&detail)? {
         return Ok(text);
     }
-    let reductions: [fn(&mut Detail); 3] = [
-        |d| d.full_table = false,
-        |d| d.diffs = d.diffs.min(KEPT_DIFFS),
-        |d| d.info = 0,
-    ];
+    let reductions: [fn(&mut Detail); 2] = [|d| d.diffs = d.diffs.min(KEPT_DIFFS), |d| d.info = 0];
     for reduce in reductions {
         let before = detail;
         reduce(&mut detail);

@@ -15,29 +15,43 @@
 //! GitHub rejects a comment over 65,536 characters and a step summary over
 //! 1 MiB. Both renderers leave detail out, least important first, until the
 //! document fits, and tell the reader what was left out (the `omitted`
-//! variable): for the comment, the full findings table, then kernel diffs
-//! beyond the first [`KEPT_DIFFS`], then the info findings, then the flagged
-//! rows with the least impact.
+//! variable): for the comment, kernel diffs beyond the first
+//! [`KEPT_DIFFS`], then the info lines, then the flagged lines with the
+//! least impact.
+//!
+//! Findings are shown by group ([`FindingGroup`](crate::gate::verdict::FindingGroup)):
+//! one line per op, its shapes under it.
 //!
 //! # Template variables
 //!
 //! | variable | meaning |
 //! |---|---|
-//! | `status` | `pass`, `pass with warnings` or `fail` |
-//! | `icon` | ✅, ⚠️ or ❌ |
+//! | `status` | `pass`, `pass with warnings`, `fail` or `inconclusive` |
+//! | `icon` | ✅, ⚠️, ❌ or ❔ |
 //! | `headline` | the verdict's headline without a leading status icon |
-//! | `counts` | `regressions`, `warnings`, `failures`, `improvements`, `unchanged`, `new`, `missing` |
+//! | `counts` | the verdict's counts: `regressions`, `warnings`, `failures`, `improvements`, `unchanged`, `new`, `missing`, `failing_groups`, `warning_groups` |
+//! | `failing`, `warning` | failing and warning lines (groups) |
 //! | `workloads` | per workload: `name`, `cross_platform`, `environment` (rows of `label`, `baseline`, `candidate`), `timeline` (rows of `metric`, `baseline`, `candidate`, `delta`), `matched`, `unchanged`, `notes` |
-//! | `multi_workload` | more than one workload (show a workload column) |
-//! | `flagged`, `flagged_total` | fail and warn findings shown, largest impact first (rows below); how many there are |
-//! | `info`, `info_total` | info findings shown (rows below); how many there are |
-//! | `all_findings` | every finding (rows below), or empty when left out |
+//! | `multi_workload` | more than one workload (a heading or column per workload) |
+//! | `cross_platform` | some workload ran on two platforms (show expected ratios) |
+//! | `flagged`, `flagged_total` | fail and warn lines shown (groups below), fail first, then ops, then larger impact; how many there are |
+//! | `sections` | the shown flagged lines by workload: `workload`, `groups` |
+//! | `info`, `info_total` | info lines shown; how many there are |
 //! | `kernel_diffs`, `kernel_diffs_total` | kernel-selection diffs shown (`op`, `shape`, `workload`, `block`: a fenced `diff` code block, safe); how many there are |
-//! | `chart` | a fenced Mermaid bar chart of the largest changes (safe), or empty |
-//! | `recommendations` | up to ten flagged findings with advice: `op`, `shape`, `workload`, `message`, `path_a`, `path_b`, `replay_package` (none when absent) |
+//! | `chart` | a fenced Mermaid bar chart of the largest changes by op (safe), or empty |
 //! | `omitted` | what was left out to fit, one phrase each; empty when nothing was |
 //! | `policy`, `version`, `schema_version` | the policy used, the tracegate version, the report schema version |
 //! | `verdict` | the whole [`Verdict`](crate::gate::verdict::Verdict), as in `report.json` |
+//!
+//! A group (line) has `severity`, `icon`, `workload`, `op`, `shapes` (`8
+//! shapes`, or the one shape), `delta`, `impact`, `why` (`same kernels`,
+//! `kernels changed`, the kind; the expected ratio across platforms),
+//! `replay` (`8 packages`) and `replay_url` (the artifact, a checked http(s)
+//! URL, or none), `summary` (the line in words), `advice`, `path_a`,
+//! `path_b`, `metric` (the times' metric when its rows share one), `details`
+//! (whether there is anything to collapse under it) and `rows`: one per
+//! shape, each a finding row (below) with `tag` (layout or module path),
+//! `replay` and `replay_url`.
 //!
 //! A finding row has `severity` (`fail`, `warn`, `info`), `icon`, `kind`
 //! (`regression`, `kernel selection`, …), `rule`, `workload`, `op`, `shape`,
@@ -46,15 +60,16 @@
 //! display strings (`—` where there is no value). The filter `md` escapes a
 //! value explicitly (useful inside `{% autoescape false %}`).
 //!
-//! The parts: `finding` puts one finding into words, `view` the whole
-//! verdict (with `chart` for the embedded code blocks), `template` loads the
-//! templates, `comment` renders and fits the documents, and `terminal` draws
-//! the table (every trace string through
+//! The parts: `finding` puts one finding into words, `group` one group,
+//! `view` the whole verdict (with `chart` for the embedded code blocks),
+//! `template` loads the templates, `comment` renders and fits the
+//! documents, and `terminal` draws the table (every trace string through
 //! [`printable`](crate::render::text::printable)).
 
 mod chart;
 mod comment;
 mod finding;
+mod group;
 mod template;
 mod terminal;
 #[cfg(test)]
@@ -62,8 +77,8 @@ mod tests;
 mod view;
 
 pub use comment::{
-    COMMENT_LIMIT, KEPT_DIFFS, SUMMARY_LIMIT, comment_marker, render_comment, render_report_json,
-    render_summary,
+    COMMENT_LIMIT, KEPT_DIFFS, SUMMARY_LIMIT, comment_marker, render_comment,
+    render_comment_linked, render_report_json, render_summary,
 };
 pub(crate) use finding::kind_label;
 pub use template::TemplateError;

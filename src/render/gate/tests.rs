@@ -5,9 +5,10 @@
 use super::chart::{chart, fenced_diff};
 use super::finding::headline_text;
 use super::*;
+use crate::gate::judge::verdict_groups;
 use crate::gate::verdict::{
-    Counts, EnvironmentSummary, Finding, FindingKind, FindingPriority, OpRef, Outcome, Severity,
-    TimelineRow, VERDICT_SCHEMA_VERSION, Verdict, WorkloadSummary,
+    Counts, EnvironmentSummary, Finding, FindingGroup, FindingKind, FindingPriority, OpRef,
+    Outcome, Severity, TimelineRow, VERDICT_SCHEMA_VERSION, Verdict, WorkloadSummary,
 };
 use crate::render::terminal::Style;
 use crate::render::text::escape;
@@ -71,6 +72,8 @@ fn verdict(findings: Vec<Finding>) -> Verdict {
             unchanged: 40,
             new: 0,
             missing: 0,
+            failing_groups: 1,
+            warning_groups: 1,
         },
         workloads: vec![WorkloadSummary {
             name: "bert".to_string(),
@@ -96,6 +99,7 @@ fn verdict(findings: Vec<Finding>) -> Verdict {
             notes: vec!["one sample per op: no confidence interval".to_string()],
         }],
         findings,
+        groups: Vec::new(),
         policy: "policies/default.yaml".to_string(),
     };
     verdict.sort_findings();
@@ -129,9 +133,36 @@ fn small_verdict() -> Verdict {
     verdict(vec![improvement, selection, regression])
 }
 
+/// [`small_verdict`] with two more `aten::mm` shapes: the same dims with the
+/// other operand transposed, and other dims.
+fn grouped_verdict() -> Verdict {
+    let mut v = small_verdict();
+    let regression = v
+        .findings
+        .iter()
+        .find(|f| f.kind == FindingKind::Regression)
+        .unwrap()
+        .clone();
+    let mut transposed = regression.clone();
+    transposed.op.as_mut().unwrap().input_strides = "((768, 1), (768, 1))".to_string();
+    transposed.candidate = Some(130.0);
+    transposed.delta_percent = Some(30.0);
+    transposed.impact_percent = Some(2.0);
+    transposed.replay_package = Some("replay/aten_mm_1.zip".to_string());
+    let mut other = regression.clone();
+    other.op.as_mut().unwrap().input_dims = "((512, 3072), (3072, 768))".to_string();
+    other.impact_percent = Some(1.0);
+    other.replay_package = None;
+    v.findings.extend([transposed, other]);
+    v.sort_findings();
+    v.counts.failures = 3;
+    v.counts.regressions = 3;
+    v
+}
+
 #[test]
 fn comment_snapshot() {
-    let text = render_comment(&small_verdict(), "default", None).unwrap();
+    let text = render_comment(&grouped_verdict(), "default", None).unwrap();
     insta::assert_snapshot!(text);
 }
 
@@ -171,6 +202,8 @@ fn comment_snapshot_cross_platform() {
         unchanged: 80,
         new: 0,
         missing: 1,
+        failing_groups: 0,
+        warning_groups: 1,
     };
     let mut llama = v.workloads[0].clone();
     llama.name = "llama".to_string();
@@ -188,7 +221,7 @@ fn comment_snapshot_cross_platform() {
 
 #[test]
 fn summary_snapshot() {
-    let text = render_summary(&small_verdict(), None).unwrap();
+    let text = render_summary(&grouped_verdict(), None).unwrap();
     insta::assert_snapshot!(text);
 }
 
@@ -259,9 +292,9 @@ fn escapes_hostile_trace_strings() {
         assert!(!prose.contains(mention), "{mention} would notify");
     }
     assert!(!prose.contains("#123"));
-    // Every table row still has the header's number of cells.
+    // Every table row still has the header's number of cells (six).
     for line in prose.lines().filter(|l| l.starts_with("| ❌")) {
-        assert_eq!(unescaped_pipes(line), 12, "{line}");
+        assert_eq!(unescaped_pipes(line), 7, "{line}");
     }
     // The diff stays inside its block: the fence is longer than the
     // longest backtick run in it.
@@ -408,9 +441,8 @@ fn huge_verdicts_fit_github_limits() {
     );
     assert!(text.starts_with("<!-- tracegate:default -->\n"));
     assert!(text.contains("> [!NOTE]"));
-    assert!(text.contains("the table of all findings"));
-    assert!(text.contains("info findings"));
-    assert!(text.contains("flagged findings (those with the least impact)"));
+    assert!(text.contains("info lines"));
+    assert!(text.contains("flagged lines (those with the least impact)"));
     assert!(text.contains("`report.json` has everything"));
     // The largest impact stays.
     assert!(text.contains("aten::op\\_4242\\_"));
@@ -492,7 +524,7 @@ fn report_json_round_trips() {
 }
 
 #[test]
-fn chart_has_unique_safe_labels() {
+fn chart_labels_name_op_and_shape() {
     let mut a = finding(
         "aten::mm\"]\n```",
         Severity::Fail,
@@ -500,19 +532,21 @@ fn chart_has_unique_safe_labels() {
         2.0,
     );
     a.delta_percent = Some(-30.0);
-    let b = finding(
-        "aten::mm\"]\n```",
-        Severity::Warn,
-        FindingKind::Regression,
-        1.0,
-    );
-    let text = chart(&[a, b]);
+    a.candidate = Some(70.0);
+    let mut b = a.clone();
+    b.op.as_mut().unwrap().input_dims = "((8, 16), (16, 32))".to_string();
+    let mut c = finding("aten::bmm", Severity::Warn, FindingKind::Regression, 1.0);
+    c.op.as_mut().unwrap().input_dims = "((4, 64, 64), (4, 64, 64))".to_string();
+    let v = verdict(vec![a, b, c]);
+    let groups = verdict_groups(&v);
+    let refs: Vec<&FindingGroup> = groups.iter().collect();
+    let text = chart(&refs, &v.findings);
     assert!(
-        text.contains("x-axis [\"1. aten::mm??????\", \"2. aten::mm??????\"]"),
+        text.contains("x-axis [\"aten::mm?????? 2 shapes\", \"aten::bmm 4x64x64 4x64x64\"]"),
         "{text}"
     );
     assert!(text.contains("bar [70.0, 110.0]"), "{text}");
     assert!(text.contains("0 --> 130"), "{text}");
     assert_eq!(text.matches("```").count(), 2);
-    assert_eq!(chart(&[]), "");
+    assert_eq!(chart(&refs[..1], &v.findings), "");
 }

@@ -7,11 +7,13 @@ use minijinja::value::{Serde, Value};
 use serde::Serialize;
 
 use super::chart::{chart, fenced_diff};
-use super::finding::{NONE, Row, headline_text, op_label, shape_of, signed_percent, status};
-use crate::gate::verdict::{EnvironmentSummary, Finding, Severity, Verdict, WorkloadSummary};
+use super::finding::{NONE, headline_text, op_label, shape_of, signed_percent, status};
+use super::group::GroupView;
+use crate::gate::judge::verdict_groups;
+use crate::gate::verdict::{
+    Counts, EnvironmentSummary, FindingGroup, Severity, Verdict, WorkloadSummary,
+};
 use crate::render::text::{escape, human_us, shorten};
-
-const MAX_RECOMMENDATIONS: usize = 10;
 
 #[derive(Serialize)]
 struct EnvRow {
@@ -101,23 +103,13 @@ fn gpus(e: &EnvironmentSummary) -> String {
     }
 }
 
-#[derive(Serialize)]
-struct Recommendation {
-    op: String,
-    shape: Option<String>,
-    workload: String,
-    message: String,
-    path_a: Option<String>,
-    path_b: Option<String>,
-    replay_package: Option<String>,
-}
-
 /// Everything the templates show, computed once; [`Detail`] picks how much.
 pub(super) struct Prepared {
     base: Value,
-    pub(super) flagged: Vec<Value>,
-    pub(super) info: Vec<Value>,
-    all: Vec<Value>,
+    /// Fail and warn groups: fail first, ops before timeline lines, then the larger impact.
+    pub(super) flagged: Vec<GroupView>,
+    /// Info groups.
+    pub(super) info: Vec<GroupView>,
     pub(super) diffs: Vec<Value>,
     /// For the minimal fallback.
     status: (&'static str, &'static str),
@@ -126,40 +118,21 @@ pub(super) struct Prepared {
 }
 
 impl Prepared {
-    pub(super) fn new(verdict: &Verdict) -> Prepared {
-        let mut flagged: Vec<&Finding> = verdict
-            .findings
+    /// The view of `verdict`; replay packages link to `artifact_url` when given.
+    pub(super) fn new(verdict: &Verdict, artifact_url: Option<&str>) -> Prepared {
+        let groups = verdict_groups(verdict);
+        let views: Vec<GroupView> = groups
             .iter()
-            .filter(|f| f.severity != Severity::Info)
+            .map(|g| GroupView::new(g, verdict, artifact_url))
             .collect();
-        // Largest impact first; findings without one keep the verdict's order after them.
+        let (mut flagged, info): (Vec<GroupView>, Vec<GroupView>) =
+            views.into_iter().partition(|g| g.severity != "info");
         flagged.sort_by(|a, b| {
-            let key = |f: &Finding| f.impact_percent.filter(|v| v.is_finite()).map(f64::abs);
-            match (key(a), key(b)) {
-                (Some(x), Some(y)) => y.total_cmp(&x),
-                (Some(_), None) => std::cmp::Ordering::Less,
-                (None, Some(_)) => std::cmp::Ordering::Greater,
-                (None, None) => std::cmp::Ordering::Equal,
-            }
+            (a.severity != "fail")
+                .cmp(&(b.severity != "fail"))
+                .then(b.about_op.cmp(&a.about_op))
+                .then(b.impact_value.abs().total_cmp(&a.impact_value.abs()))
         });
-        let recommendations: Vec<Recommendation> = flagged
-            .iter()
-            .filter(|f| f.path_a.is_some() || f.path_b.is_some() || f.replay_package.is_some())
-            .take(MAX_RECOMMENDATIONS)
-            .map(|f| Recommendation {
-                op: shorten(&op_label(f), 80),
-                shape: f
-                    .op
-                    .as_ref()
-                    .filter(|op| !op.input_dims.is_empty())
-                    .map(|op| shorten(&op.input_dims, 60)),
-                workload: shorten(&f.workload, 60),
-                message: shorten(&f.message, 400),
-                path_a: f.path_a.as_deref().map(|s| shorten(s, 500)),
-                path_b: f.path_b.as_deref().map(|s| shorten(s, 500)),
-                replay_package: f.replay_package.as_deref().map(|s| shorten(s, 200)),
-            })
-            .collect();
         let diffs: Vec<Value> = verdict
             .findings
             .iter()
@@ -177,17 +150,24 @@ impl Prepared {
         // Bounded: `comment` renders a report.json that may come from anywhere.
         let headline = shorten(headline_text(&verdict.headline), 500);
         let c = &verdict.counts;
+        let (failing, warning) = group_counts(&groups, c);
         let workloads: Vec<WorkloadView> =
             verdict.workloads.iter().map(WorkloadView::new).collect();
+        let chart_groups: Vec<&FindingGroup> = groups
+            .iter()
+            .filter(|g| g.severity != Severity::Info)
+            .collect();
         let base = context! {
             status => status_text,
             icon => icon,
             headline => headline.clone(),
             counts => Value::from(Serde(c)),
+            failing => failing,
+            warning => warning,
             workloads => Value::from(Serde(&workloads)),
             multi_workload => verdict.workloads.len() > 1,
-            chart => Value::from_safe_string(chart(&verdict.findings)),
-            recommendations => Value::from(Serde(&recommendations)),
+            cross_platform => verdict.workloads.iter().any(|w| w.cross_platform),
+            chart => Value::from_safe_string(chart(&chart_groups, &verdict.findings)),
             policy => shorten(&verdict.policy, 200),
             version => shorten(&verdict.tracegate_version, 40),
             schema_version => verdict.schema_version,
@@ -195,21 +175,12 @@ impl Prepared {
         };
         Prepared {
             base,
-            flagged: rows(flagged),
-            info: rows(
-                verdict
-                    .findings
-                    .iter()
-                    .filter(|f| f.severity == Severity::Info),
-            ),
-            all: rows(&verdict.findings),
+            flagged,
+            info,
             diffs,
             status: (icon, status_text),
             headline,
-            counts_line: format!(
-                "Regressions **{}** · warnings **{}** · improvements **{}** · unchanged **{}** · new ops **{}** · missing ops **{}**",
-                c.regressions, c.warnings, c.improvements, c.unchanged, c.new, c.missing
-            ),
+            counts_line: counts_line(failing, warning, c),
         }
     }
 
@@ -217,9 +188,6 @@ impl Prepared {
     /// `detail` leaves out compared with `start`.
     pub(super) fn context(&self, start: &Detail, detail: &Detail) -> Value {
         let mut omitted: Vec<String> = Vec::new();
-        if start.full_table && !detail.full_table {
-            omitted.push("the table of all findings".to_string());
-        }
         if detail.diffs < start.diffs {
             omitted.push(format!(
                 "{} of {} kernel-selection diffs",
@@ -228,21 +196,22 @@ impl Prepared {
             ));
         }
         if detail.info < start.info {
-            omitted.push(format!("{} info findings", start.info - detail.info));
+            omitted.push(format!("{} info lines", start.info - detail.info));
         }
         if detail.flagged < start.flagged {
             omitted.push(format!(
-                "{} of {} flagged findings (those with the least impact)",
+                "{} of {} flagged lines (those with the least impact)",
                 start.flagged - detail.flagged,
                 self.flagged.len()
             ));
         }
+        let flagged = &self.flagged[..detail.flagged];
         context! {
-            flagged => self.flagged[..detail.flagged].to_vec(),
+            flagged => Value::from(Serde(flagged)),
             flagged_total => self.flagged.len(),
-            info => self.info[..detail.info].to_vec(),
+            sections => Value::from(Serde(sections(flagged))),
+            info => Value::from(Serde(&self.info[..detail.info])),
             info_total => self.info.len(),
-            all_findings => if detail.full_table { self.all.clone() } else { Vec::new() },
             kernel_diffs => self.diffs[..detail.diffs].to_vec(),
             kernel_diffs_total => self.diffs.len(),
             omitted => omitted,
@@ -262,18 +231,53 @@ impl Prepared {
     }
 }
 
-fn rows<'a>(findings: impl IntoIterator<Item = &'a Finding>) -> Vec<Value> {
-    findings
-        .into_iter()
-        .map(|f| Value::from(Serde(Row::new(f))))
-        .collect()
+/// Failing and warning lines: the verdict's group counts, or counted from
+/// the groups for a report.json written before they existed.
+fn group_counts(groups: &[FindingGroup], c: &Counts) -> (usize, usize) {
+    let count = |s: Severity| groups.iter().filter(|g| g.severity == s).count();
+    if c.failing_groups + c.warning_groups > 0 || groups.is_empty() {
+        (c.failing_groups, c.warning_groups)
+    } else {
+        (count(Severity::Fail), count(Severity::Warn))
+    }
+}
+
+fn counts_line(failing: usize, warning: usize, c: &Counts) -> String {
+    format!(
+        "**{failing}** failing · **{warning}** warning{} · {} improvement{} · {} unchanged · {} new · {} missing",
+        if warning == 1 { "" } else { "s" },
+        c.improvements,
+        if c.improvements == 1 { "" } else { "s" },
+        c.unchanged,
+        c.new,
+        c.missing
+    )
+}
+
+/// The flagged groups by workload, in order of each workload's first group.
+#[derive(Serialize)]
+struct Section<'a> {
+    workload: &'a str,
+    groups: Vec<&'a GroupView>,
+}
+
+fn sections(flagged: &[GroupView]) -> Vec<Section<'_>> {
+    let mut sections: Vec<Section> = Vec::new();
+    for group in flagged {
+        match sections.iter_mut().find(|s| s.workload == group.workload) {
+            Some(section) => section.groups.push(group),
+            None => sections.push(Section {
+                workload: &group.workload,
+                groups: vec![group],
+            }),
+        }
+    }
+    sections
 }
 
 /// How much detail a rendering shows.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) struct Detail {
-    /// The table of all findings.
-    pub(super) full_table: bool,
     /// Kernel diffs shown.
     pub(super) diffs: usize,
     /// Info rows shown.

@@ -1,0 +1,405 @@
+//! Findings grouped by op: the eight `aten::mm` shapes that got slower for
+//! one reason are one line for the reader, with one piece of advice, and
+//! every renderer shows the same lines ([`FindingGroup`]).
+//!
+//! A group is the findings of one kind about one op name in one workload;
+//! a finding without an op is a group of its own. The group's change is the
+//! ratio of its rows' summed times (a median of per-row ratios would
+//! contradict the totals), its impact the sum of theirs. Rows that share
+//! input dims get a tag telling them apart (layout from the strides, dtypes
+//! or module path). The advice says what the rows' figures point to: the
+//! same kernels slower per call, another kernel, more calls, and which
+//! recorded versions differ between the sides.
+
+use std::collections::HashMap;
+
+use super::summary::op_key_text;
+use crate::gate::compare::OpComparison;
+use crate::gate::verdict::{Finding, FindingGroup, FindingKind, OpRef, Severity, WorkloadSummary};
+
+/// Groups `findings` (already sorted) by workload, op name and kind, in the
+/// order of each group's most important finding. `rows` finds a finding's
+/// matched row by workload and op key; `summaries` give the environments.
+pub(super) fn group_findings(
+    findings: &[Finding],
+    rows: &HashMap<(String, String), &OpComparison>,
+    summaries: &[WorkloadSummary],
+) -> Vec<FindingGroup> {
+    let mut order: Vec<Vec<usize>> = Vec::new();
+    let mut index: HashMap<(String, String, FindingKind), usize> = HashMap::new();
+    for (i, f) in findings.iter().enumerate() {
+        match &f.op {
+            Some(op) => {
+                let key = (f.workload.clone(), op.name.clone(), f.kind);
+                match index.get(&key) {
+                    Some(&g) => order[g].push(i),
+                    None => {
+                        index.insert(key, order.len());
+                        order.push(vec![i]);
+                    }
+                }
+            }
+            None => order.push(vec![i]),
+        }
+    }
+    order
+        .into_iter()
+        .map(|members| {
+            let first = &findings[members[0]];
+            let environment = summaries
+                .iter()
+                .find(|s| s.name == first.workload)
+                .map(environment_changes)
+                .unwrap_or_default();
+            let matched: Vec<&OpComparison> = members
+                .iter()
+                .filter_map(|&i| {
+                    let f = &findings[i];
+                    let op = f.op.as_ref()?;
+                    rows.get(&(f.workload.clone(), op_key_text(op))).copied()
+                })
+                .collect();
+            build(findings, members, &matched, environment)
+        })
+        .collect()
+}
+
+fn build(
+    findings: &[Finding],
+    members: Vec<usize>,
+    matched: &[&OpComparison],
+    environment_changes: String,
+) -> FindingGroup {
+    let group: Vec<&Finding> = members.iter().map(|&i| &findings[i]).collect();
+    let first = group[0];
+    let label = match &first.op {
+        Some(op) => op.name.clone(),
+        None => first.metric.replace('_', " "),
+    };
+    let severity = group
+        .iter()
+        .map(|f| f.severity)
+        .min()
+        .unwrap_or(Severity::Info);
+    let ops: Vec<Option<&OpRef>> = group.iter().map(|f| f.op.as_ref()).collect();
+    let tags = tags(&ops);
+    let mut dims: Vec<(&str, &str, &str)> = ops
+        .iter()
+        .filter_map(|op| {
+            op.map(|op| {
+                (
+                    op.input_dims.as_str(),
+                    op.input_type.as_str(),
+                    op.input_strides.as_str(),
+                )
+            })
+        })
+        .collect();
+    dims.sort_unstable();
+    dims.dedup();
+    let deltas: Vec<f64> = group
+        .iter()
+        .filter_map(|f| f.delta_percent.filter(|d| d.is_finite()))
+        .collect();
+    let delta_range_percent = (!deltas.is_empty()).then(|| {
+        deltas
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &d| {
+                (lo.min(d), hi.max(d))
+            })
+    });
+    // Ratio of totals when every finding has its matched row; a lone
+    // finding keeps its own figure.
+    let all_matched = matched.len() == group.len();
+    let delta_percent = if deltas.is_empty() {
+        None
+    } else if all_matched {
+        ratio_percent(
+            matched.iter().map(|r| r.baseline.time_us).sum(),
+            matched.iter().map(|r| r.candidate.time_us).sum(),
+        )
+    } else if group.len() == 1 {
+        first.delta_percent.filter(|d| d.is_finite())
+    } else {
+        shown_totals(&group)
+    };
+    let impacts: Vec<f64> = group
+        .iter()
+        .filter_map(|f| f.impact_percent.filter(|v| v.is_finite()))
+        .collect();
+    let impact_percent = (!impacts.is_empty()).then(|| impacts.iter().sum());
+    let same_kernels =
+        (!matched.is_empty()).then(|| matched.iter().all(|r| r.kernel_diff.is_none()));
+    let calls = (!matched.is_empty()).then(|| {
+        (
+            matched.iter().map(|r| r.baseline.count).sum::<u64>(),
+            matched.iter().map(|r| r.candidate.count).sum::<u64>(),
+        )
+    });
+    let per_call_delta_percent = calls.filter(|(b, c)| *b > 0 && *c > 0).and_then(|(b, c)| {
+        let base: f64 = matched.iter().map(|r| r.baseline.total_us).sum();
+        let cand: f64 = matched.iter().map(|r| r.candidate.total_us).sum();
+        ratio_percent(base / b as f64, cand / c as f64)
+    });
+    let mut result = FindingGroup {
+        workload: first.workload.clone(),
+        label,
+        kind: first.kind,
+        severity,
+        findings: members,
+        tags,
+        shapes: dims.len(),
+        delta_percent,
+        delta_range_percent,
+        impact_percent,
+        same_kernels,
+        per_call_delta_percent,
+        calls,
+        environment_changes,
+        summary: String::new(),
+        advice: None,
+        path_a: group.iter().find_map(|f| f.path_a.clone()),
+        path_b: group.iter().find_map(|f| f.path_b.clone()),
+    };
+    result.summary = summary_line(&result, first);
+    result.advice = advice(&result);
+    result
+}
+
+/// The ratio of the summed figures the findings show, when they all show
+/// both sides in one metric (a report.json read back has no rows).
+fn shown_totals(group: &[&Finding]) -> Option<f64> {
+    let first = group[0];
+    let same = group
+        .iter()
+        .all(|f| f.metric == first.metric && f.unit == first.unit);
+    let pairs: Option<Vec<(f64, f64)>> = group
+        .iter()
+        .map(|f| Some((f.baseline?, f.candidate?)))
+        .collect();
+    let pairs = pairs.filter(|_| same)?;
+    ratio_percent(
+        pairs.iter().map(|p| p.0).sum(),
+        pairs.iter().map(|p| p.1).sum(),
+    )
+}
+
+fn ratio_percent(baseline: f64, candidate: f64) -> Option<f64> {
+    (baseline > 0.0 && baseline.is_finite() && candidate.is_finite())
+        .then(|| (candidate / baseline - 1.0) * 100.0)
+}
+
+/// What tells each row from the group's other rows with the same dims.
+fn tags(ops: &[Option<&OpRef>]) -> Vec<Option<String>> {
+    ops.iter()
+        .map(|op| {
+            let op = (*op)?;
+            let twins: Vec<&OpRef> = ops
+                .iter()
+                .flatten()
+                .filter(|o| o.input_dims == op.input_dims && !std::ptr::eq(**o, op))
+                .copied()
+                .collect();
+            if twins.is_empty() {
+                return None;
+            }
+            let other_strides: Vec<&&OpRef> = twins
+                .iter()
+                .filter(|o| o.input_strides != op.input_strides)
+                .collect();
+            if !other_strides.is_empty() {
+                // The layout letters when they tell the rows apart, else the strides.
+                let own = layout(&op.input_strides);
+                let distinct = own.is_some()
+                    && other_strides
+                        .iter()
+                        .all(|o| layout(&o.input_strides) != own);
+                return Some(match own {
+                    Some(letters) if distinct => letters,
+                    _ => op.input_strides.clone(),
+                });
+            }
+            if twins.iter().any(|o| o.input_type != op.input_type) {
+                return Some(op.input_type.clone());
+            }
+            op.module_path.clone()
+        })
+        .collect()
+}
+
+/// `NT`, `TN` …: one letter per 2-D operand of `Input Strides`, `N` when its
+/// rows are contiguous (last stride 1), `T` when its columns are (first
+/// stride 1); `None` without a 2-D operand or with another layout.
+pub(super) fn layout(strides: &str) -> Option<String> {
+    let mut letters = String::new();
+    let mut depth_start: Vec<usize> = Vec::new();
+    for (i, c) in strides.char_indices() {
+        match c {
+            '(' => depth_start.push(i),
+            ')' => {
+                let start = depth_start.pop()?;
+                let inner = &strides[start + 1..i];
+                if inner.contains('(') {
+                    continue;
+                }
+                let numbers: Vec<&str> = inner
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .collect();
+                if numbers.len() != 2 || depth_start.is_empty() {
+                    continue;
+                }
+                match (numbers[0], numbers[1]) {
+                    (_, "1") => letters.push('N'),
+                    ("1", _) => letters.push('T'),
+                    _ => return None,
+                }
+            }
+            _ => {}
+        }
+    }
+    (!letters.is_empty()).then_some(letters)
+}
+
+/// What differs between the two sides' recorded environments; across
+/// platforms the GPUs differ on purpose and are left out.
+fn environment_changes(summary: &WorkloadSummary) -> String {
+    let (b, c) = (&summary.baseline, &summary.candidate);
+    let fields = [
+        ("GPUs", Some(&b.gpus), Some(&c.gpus)),
+        ("hardware", b.hardware.as_ref(), c.hardware.as_ref()),
+        ("runtime", b.runtime.as_ref(), c.runtime.as_ref()),
+        ("PyTorch", b.pytorch.as_ref(), c.pytorch.as_ref()),
+    ];
+    fields
+        .iter()
+        .filter(|(label, x, y)| {
+            x != y && !(summary.cross_platform && matches!(*label, "GPUs" | "hardware" | "runtime"))
+        })
+        .map(|(label, x, y)| {
+            let show = |v: &Option<&String>| {
+                v.filter(|s| !s.is_empty())
+                    .map_or("not recorded".to_string(), |s| s.to_string())
+            };
+            format!("{label} {} → {}", show(x), show(y))
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+fn signed(v: f64) -> String {
+    let text = format!("{v:+.1}");
+    text.strip_suffix(".0").map_or(text.clone(), str::to_string)
+}
+
+/// `aten::mm — 8 shapes, +27…+32%, same kernels, +12.0% of GPU time`.
+fn summary_line(g: &FindingGroup, first: &Finding) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if first.op.is_some() {
+        let n = g.findings.len();
+        parts.push(match (g.shapes, n) {
+            (1, 1) => "1 shape".to_string(),
+            (s, n) if s == n => format!("{s} shapes"),
+            (s, n) => format!("{s} shapes, {n} findings"),
+        });
+    }
+    match (g.delta_range_percent, g.delta_percent) {
+        (Some((lo, hi)), _) if g.findings.len() > 1 && (hi - lo).abs() >= 0.5 => {
+            parts.push(format!("{}…{}%", signed(lo.round()), signed(hi.round())));
+        }
+        (_, Some(d)) => parts.push(format!("{d:+.1}%")),
+        (Some((lo, _)), None) => parts.push(format!("{lo:+.1}%")),
+        _ => {}
+    }
+    if matches!(
+        g.kind,
+        FindingKind::Regression
+            | FindingKind::Improvement
+            | FindingKind::UnexpectedRatio
+            | FindingKind::KernelSelection
+    ) {
+        match g.same_kernels {
+            Some(true) => parts.push("same kernels".to_string()),
+            Some(false) => parts.push("kernels changed".to_string()),
+            None => {}
+        }
+    }
+    if let Some(i) = g.impact_percent.filter(|_| first.op.is_some()) {
+        parts.push(format!("{i:+.1}% of GPU time"));
+    }
+    if parts.is_empty() {
+        g.label.clone()
+    } else {
+        format!("{} — {}", g.label, parts.join(", "))
+    }
+}
+
+/// Why a slowdown group likely happened, from its figures and the
+/// environments; `None` for groups that are not slowdowns.
+fn advice(g: &FindingGroup) -> Option<String> {
+    let slower = matches!(
+        g.kind,
+        FindingKind::Regression | FindingKind::UnexpectedRatio
+    ) && g
+        .delta_percent
+        .or(g.delta_range_percent.map(|r| r.1))
+        .unwrap_or(0.0)
+        > 0.0;
+    if !slower {
+        return None;
+    }
+    let mut sentences: Vec<String> = Vec::new();
+    if let Some((b, c)) = g.calls.filter(|(b, c)| b != c) {
+        sentences.push(format!(
+            "It is called {c} times instead of {b}: the model calls it more often (Path A)."
+        ));
+    }
+    let per_call = g
+        .per_call_delta_percent
+        .map(|d| format!(" ({d:+.1}% per call)"))
+        .unwrap_or_default();
+    let versions = if g.environment_changes.is_empty() {
+        None
+    } else {
+        Some(g.environment_changes.as_str())
+    };
+    sentences.push(match (g.same_kernels, versions) {
+        (Some(true), Some(v)) => format!(
+            "The same kernels take longer{per_call}, and the sides differ in {v}: check that change first."
+        ),
+        (Some(true), None) => format!(
+            "The same kernels take longer{per_call} and no recorded version differs between the sides: suspect clocks, power or the machine (rerun with locked clocks), or the inputs' data."
+        ),
+        (Some(false), Some(v)) => format!(
+            "Another kernel runs{per_call}, and the sides differ in {v}: that change likely chose it; pin or tune the kernel (Path B)."
+        ),
+        (Some(false), None) => format!(
+            "Another kernel runs{per_call} with the same recorded versions: the library's heuristics chose it for these shapes; pin or tune the kernel (Path B)."
+        ),
+        (None, Some(v)) => format!("The sides differ in {v}: check that change first."),
+        (None, None) => return (!sentences.is_empty()).then(|| sentences.join(" ")),
+    });
+    Some(sentences.join(" "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_from_strides() {
+        assert_eq!(layout("((1, 1024), (4096, 1))").as_deref(), Some("TN"));
+        assert_eq!(layout("((4096, 1), (1024, 1))").as_deref(), Some("NN"));
+        assert_eq!(layout("((4096, 1), (), ())").as_deref(), Some("N"));
+        assert_eq!(layout("((8, 4, 1),)"), None);
+        assert_eq!(layout(""), None);
+        assert_eq!(layout("((2, 3), (1, 1))"), None);
+    }
+
+    #[test]
+    fn signed_drops_a_zero_decimal() {
+        assert_eq!(signed(27.0), "+27");
+        assert_eq!(signed(-3.4), "-3.4");
+    }
+}

@@ -1,0 +1,185 @@
+//! One finding group ([`FindingGroup`]) as the Markdown documents show it:
+//! a line of at most six cells (op, shapes, Δ, impact, why, replay) and the
+//! collapsed block under it (the group's advice, then one row per shape).
+
+use serde::Serialize;
+
+use super::finding::{NONE, Row, kind_label, signed_percent};
+use crate::gate::verdict::{Finding, FindingGroup, FindingKind, Severity, Verdict};
+use crate::render::text::{plain_url, shorten};
+
+/// One shape of a group, for the collapsed block.
+#[derive(Serialize)]
+pub(super) struct ShapeRow {
+    /// The finding's display row (wording shared with every renderer).
+    #[serde(flatten)]
+    row: Row,
+    /// What tells it from a shape with the same dims (`NT`, a module path), or empty.
+    tag: String,
+    /// The replay package's file name, or `—`.
+    replay: String,
+    /// The artifact to link it to, when known and it has a package.
+    replay_url: Option<String>,
+}
+
+/// A group as display strings (raw text: the template escapes it; a
+/// `replay_url` is a checked http(s) URL the template prints as is).
+#[derive(Serialize)]
+pub(super) struct GroupView {
+    pub(super) severity: &'static str,
+    icon: &'static str,
+    pub(super) workload: String,
+    op: String,
+    shapes: String,
+    delta: String,
+    impact: String,
+    why: String,
+    /// `8 packages`, `1 package` or `—`.
+    replay: String,
+    /// The artifact holding them, when known and there are any.
+    replay_url: Option<String>,
+    summary: String,
+    advice: Option<String>,
+    path_a: Option<String>,
+    path_b: Option<String>,
+    /// The times' metric when the rows share one (`kernel time per step …`).
+    metric: Option<String>,
+    rows: Vec<ShapeRow>,
+    /// Whether the per-shape block has anything to show beyond the line.
+    details: bool,
+    /// Impact for ordering (0 without one).
+    #[serde(skip)]
+    pub(super) impact_value: f64,
+    /// Whether it is about an op (ops, the causes, come before timeline lines).
+    #[serde(skip)]
+    pub(super) about_op: bool,
+}
+
+impl GroupView {
+    /// The view of `group`, linking replay packages to `artifact_url` when given.
+    pub(super) fn new(
+        group: &FindingGroup,
+        verdict: &Verdict,
+        artifact_url: Option<&str>,
+    ) -> GroupView {
+        let findings: Vec<&Finding> = group
+            .findings
+            .iter()
+            .filter_map(|&i| verdict.findings.get(i))
+            .collect();
+        let cross_platform = verdict
+            .workloads
+            .iter()
+            .any(|w| w.name == group.workload && w.cross_platform);
+        let url = artifact_url.filter(|u| plain_url(u));
+        let rows: Vec<ShapeRow> = findings
+            .iter()
+            .zip(group.tags.iter().chain(std::iter::repeat(&None)))
+            .map(|(f, tag)| ShapeRow {
+                row: Row::new(f),
+                tag: tag.as_deref().map_or(String::new(), |t| shorten(t, 40)),
+                replay: f
+                    .replay_package
+                    .as_deref()
+                    .map_or(NONE.to_string(), package_name),
+                replay_url: f.replay_package.as_ref().and(url).map(str::to_string),
+            })
+            .collect();
+        let packages = findings
+            .iter()
+            .filter(|f| f.replay_package.is_some())
+            .count();
+        let replay = match packages {
+            0 => NONE.to_string(),
+            1 => "1 package".to_string(),
+            n => format!("{n} packages"),
+        };
+        let has_op = findings.iter().any(|f| f.op.is_some());
+        let shapes = match (has_op, group.shapes) {
+            (false, _) => NONE.to_string(),
+            (true, 1) => rows
+                .first()
+                .map_or(NONE.to_string(), |r| shorten(&r.row.shape, 40)),
+            (true, n) => format!("{n} shapes"),
+        };
+        let metric = findings
+            .first()
+            .map(|f| f.metric.clone())
+            .filter(|m| !m.is_empty() && has_op && findings.iter().all(|f| &f.metric == m));
+        let details = has_op
+            && (rows.len() > 1
+                || group.advice.is_some()
+                || group.path_a.is_some()
+                || group.path_b.is_some()
+                || packages > 0);
+        GroupView {
+            severity: group.severity.as_str(),
+            icon: match group.severity {
+                Severity::Fail => "❌",
+                Severity::Warn => "⚠️",
+                Severity::Info => "ℹ️",
+            },
+            workload: shorten(&group.workload, 60),
+            op: shorten(&group.label, 60),
+            shapes,
+            delta: signed_percent(group.delta_percent),
+            impact: signed_percent(group.impact_percent),
+            why: why(group, &findings, cross_platform),
+            replay,
+            replay_url: url.filter(|_| packages > 0).map(str::to_string),
+            summary: shorten(&group.summary, 200),
+            advice: group.advice.as_deref().map(|s| shorten(s, 500)),
+            path_a: group.path_a.as_deref().map(|s| shorten(s, 500)),
+            path_b: group.path_b.as_deref().map(|s| shorten(s, 500)),
+            metric: metric.map(|m| shorten(&m, 80)),
+            rows,
+            details,
+            impact_value: group
+                .impact_percent
+                .filter(|v| v.is_finite())
+                .unwrap_or(0.0),
+            about_op: has_op,
+        }
+    }
+}
+
+/// The short reason cell: the kernels for a slowdown (with the expected
+/// ratio in a cross-platform run), else the kind.
+fn why(group: &FindingGroup, findings: &[&Finding], cross_platform: bool) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    match group.kind {
+        FindingKind::Regression | FindingKind::Improvement | FindingKind::UnexpectedRatio => {
+            match group.same_kernels {
+                Some(true) => parts.push("same kernels".to_string()),
+                Some(false) => parts.push("kernels changed".to_string()),
+                None => parts.push(kind_label(group.kind).to_string()),
+            }
+            if let Some((b, c)) = group.calls.filter(|(b, c)| b != c) {
+                parts.push(format!("calls {b} → {c}"));
+            }
+        }
+        kind => parts.push(kind_label(kind).to_string()),
+    }
+    if cross_platform {
+        let expected: Vec<f64> = findings
+            .iter()
+            .filter_map(|f| f.expected_ratio.filter(|r| r.is_finite()))
+            .collect();
+        if let (Some(lo), Some(hi)) = (
+            expected.iter().copied().reduce(f64::min),
+            expected.iter().copied().reduce(f64::max),
+        ) {
+            parts.push(if (hi - lo).abs() < 0.005 {
+                format!("expected ×{lo:.2}")
+            } else {
+                format!("expected ×{lo:.2}…{hi:.2}")
+            });
+        }
+    }
+    parts.join(", ")
+}
+
+/// A replay package's file name (the artifact holds the `replay/` folder).
+fn package_name(path: &str) -> String {
+    shorten(path.rsplit('/').next().unwrap_or(path), 60)
+}

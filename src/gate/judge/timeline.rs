@@ -7,6 +7,8 @@ use crate::gate::compare::Comparison;
 use crate::gate::policy::{Policy, TimelineMetric};
 use crate::gate::verdict::{Finding, FindingKind, FindingPriority};
 
+/// Baseline, candidate, and the noise a relative limit is raised to: the
+/// larger of the run-to-run noise and the step-to-step spread.
 fn timeline_value(
     comparison: &Comparison,
     metric: TimelineMetric,
@@ -23,7 +25,11 @@ fn timeline_value(
         }
         other => {
             let row = find(other.as_str())?;
-            Some((row.baseline_us, row.candidate_us, row.noise))
+            let noise = match (row.noise, row.step_spread) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
+            Some((row.baseline_us, row.candidate_us, noise))
         }
     }
 }

@@ -10,6 +10,7 @@ use super::integrity::integrity_findings;
 use super::limits::{budget_findings, efficiency_findings};
 use super::rows::{judge_cross_platform, judge_same_platform};
 use super::timeline::timeline_findings;
+use super::totals::{has_total, is_communication, total_findings};
 use crate::analysis::hardware::Hardware;
 use crate::analysis::ops::stats::percent;
 use crate::gate::compare::{Comparison, OpComparison};
@@ -38,6 +39,8 @@ pub(super) fn judge_workload(
     let noise = &policy.noise;
     let mut slower_by_name: std::collections::BTreeMap<&str, Vec<&OpComparison>> =
         std::collections::BTreeMap::new();
+    // Names with a row finding pending: their op total is not judged again.
+    let mut flagged: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
     for op in &comparison.ops {
         let side = &op.candidate;
         if policy.is_ignored(
@@ -76,6 +79,11 @@ pub(super) fn judge_workload(
         if op.candidate.is_whole_graph() && op.kernel_diff.is_none() {
             continue;
         }
+        // A collective's kernel time is mostly waiting for the other ranks:
+        // the timeline's exposed-communication rule judges communication.
+        if is_communication(side) {
+            continue;
+        }
         let threshold_percent = noise.threshold_percent(op.noise.map(|n| n * 100.0));
         let too_small = op.baseline.time_us.max(op.candidate.time_us) < noise.min_time_us;
         if !too_small {
@@ -93,6 +101,7 @@ pub(super) fn judge_workload(
                 judge_same_platform(op, policy, workload, threshold_percent)
             };
             if let Some(judged) = judged {
+                flagged.insert(side.key.name.as_str());
                 pending.push(judged);
                 continue;
             }
@@ -116,6 +125,7 @@ pub(super) fn judge_workload(
         if rows.len() < 2 || impact < noise.min_impact_percent {
             continue;
         }
+        flagged.insert(name);
         let mut ratios: Vec<f64> = rows.iter().map(|op| op.estimate.ratio).collect();
         ratios.sort_by(f64::total_cmp);
         let median_ratio = ratios[ratios.len() / 2];
@@ -158,6 +168,7 @@ pub(super) fn judge_workload(
             .fold(0.0, f64::max);
         pending.push(Pending { finding, p_value });
     }
+    total_findings(comparison, policy, &flagged, pending);
     for change in &comparison.shape_changed {
         let mut finding = op_finding(
             "shape_changed",
@@ -183,7 +194,10 @@ pub(super) fn judge_workload(
     let total = comparison.baseline_total_us;
     for side in &comparison.new_ops {
         let share = percent(side.time_us, comparison.candidate_total_us);
-        if share >= policy.new_ops.min_share_percent && !ignored(policy, side) {
+        if share >= policy.new_ops.min_share_percent
+            && !ignored(policy, side)
+            && !has_total(comparison, side)
+        {
             let mut finding = op_finding(
                 "new_ops",
                 policy.new_ops.severity,
@@ -205,7 +219,10 @@ pub(super) fn judge_workload(
     }
     for side in &comparison.missing_ops {
         let share = percent(side.time_us, total);
-        if share >= policy.missing_ops.min_share_percent && !ignored(policy, side) {
+        if share >= policy.missing_ops.min_share_percent
+            && !ignored(policy, side)
+            && !has_total(comparison, side)
+        {
             let mut finding = op_finding(
                 "missing_ops",
                 policy.missing_ops.severity,

@@ -39,6 +39,10 @@ pub(super) fn judge_workload(
     let noise = &policy.noise;
     let mut slower_by_name: std::collections::BTreeMap<&str, Vec<&OpComparison>> =
         std::collections::BTreeMap::new();
+    // Rows launching other kernels, by op name (graph rows apart): one
+    // finding per op, however many of its shapes changed.
+    let mut selections: std::collections::BTreeMap<(&str, bool), Vec<&OpComparison>> =
+        std::collections::BTreeMap::new();
     // Names with a row finding pending: their op total is not judged again.
     let mut flagged: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
     for op in &comparison.ops {
@@ -51,28 +55,11 @@ pub(super) fn judge_workload(
         ) {
             continue;
         }
-        if let Some(diff) = &op.kernel_diff {
-            let mut finding = op_finding(
-                "kernel_selection",
-                policy.kernel_selection.severity,
-                FindingKind::KernelSelection,
-                workload,
-                side,
-                match &side.graph {
-                    Some(graph) if side.is_whole_graph() => format!(
-                        "the kernels {} replays changed: {}",
-                        graph.describe().trim_start_matches("in "),
-                        kernel_changes(&op.baseline.kernel_sequence, &side.kernel_sequence)
-                    ),
-                    _ => format!("{}: the kernels it launches changed", short_op(side)),
-                },
-            );
-            finding.kernel_diff = Some(diff.clone());
-            set_sample_figures(&mut finding, op);
-            finding.impact_percent = Some(op.impact_percent);
-            // At least medium: a changed kernel choice matters even at equal time.
-            finding.priority = priority_of(op.impact_percent).min(FindingPriority::Medium);
-            findings.push(finding);
+        if op.kernel_diff.is_some() {
+            selections
+                .entry((side.key.name.as_str(), side.graph.is_some()))
+                .or_default()
+                .push(op);
         }
         // A whole graph's time is its rows' time: judged only when its kernel
         // sequence changed, and so its rows could not be compared one by one.
@@ -115,6 +102,15 @@ pub(super) fn judge_workload(
                 .entry(op.candidate.key.name.as_str())
                 .or_default()
                 .push(op);
+        }
+    }
+    for ((_, in_graph), rows) in selections {
+        if in_graph {
+            for op in rows {
+                findings.push(kernel_selection_finding(comparison, policy, &[op]));
+            }
+        } else {
+            findings.push(kernel_selection_finding(comparison, policy, &rows));
         }
     }
     // A slowdown spread over many shapes of one op (a library regression
@@ -246,6 +242,65 @@ pub(super) fn judge_workload(
     timeline_findings(comparison, policy, findings);
     efficiency_findings(comparison, candidate, candidate_hardware, policy, findings);
     budget_findings(comparison, candidate, policy, findings);
+}
+
+/// One kernel-selection finding for `rows` (one op's rows whose kernels
+/// changed, not empty): the diff of the row with the largest impact, the
+/// impact of all of them.
+fn kernel_selection_finding(
+    comparison: &Comparison,
+    policy: &Policy,
+    rows: &[&OpComparison],
+) -> Finding {
+    let op = rows
+        .iter()
+        .copied()
+        .max_by(|a, b| a.impact_percent.abs().total_cmp(&b.impact_percent.abs()))
+        .expect("one row at least");
+    let side = &op.candidate;
+    let message = match &side.graph {
+        Some(graph) if side.is_whole_graph() => format!(
+            "the kernels {} replays changed: {}",
+            graph.describe().trim_start_matches("in "),
+            kernel_changes(&op.baseline.kernel_sequence, &side.kernel_sequence)
+        ),
+        _ if rows.len() > 1 => {
+            let shapes = comparison
+                .ops
+                .iter()
+                .filter(|o| o.candidate.key.name == side.key.name && o.candidate.graph.is_none())
+                .count();
+            format!(
+                "{}: the kernels it launches changed in {} of its {shapes} shapes ({})",
+                side.key.name,
+                rows.len(),
+                kernel_changes(&op.baseline.kernel_sequence, &side.kernel_sequence)
+            )
+        }
+        _ => format!("{}: the kernels it launches changed", short_op(side)),
+    };
+    let mut finding = op_finding(
+        "kernel_selection",
+        policy.kernel_selection.severity,
+        FindingKind::KernelSelection,
+        &comparison.workload,
+        side,
+        message,
+    );
+    finding.kernel_diff = op.kernel_diff.clone();
+    set_sample_figures(&mut finding, op);
+    let impact: f64 = rows.iter().map(|o| o.impact_percent).sum();
+    if rows.len() > 1 {
+        if let Some(op_ref) = finding.op.as_mut() {
+            op_ref.input_dims = format!("{} shapes", rows.len());
+            op_ref.input_type.clear();
+            op_ref.input_strides.clear();
+        }
+    }
+    finding.impact_percent = Some(impact);
+    // At least medium: a changed kernel choice matters even at equal time.
+    finding.priority = priority_of(impact).min(FindingPriority::Medium);
+    finding
 }
 
 /// The kernels one sequence has and the other lacks, in words:

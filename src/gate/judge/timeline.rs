@@ -1,5 +1,6 @@
 //! Timeline rules: a GPU-timeline metric that grew beyond its limit (and
-//! the noise), or beyond an absolute maximum.
+//! the noise: the floor, the run-to-run noise of a baseline window, and the
+//! metric's step-to-step spread within a run), or beyond an absolute maximum.
 
 use super::findings::{nothing_to_compare, priority_of, round};
 use crate::analysis::ops::stats::percent;
@@ -68,8 +69,13 @@ pub(super) fn timeline_findings(
                 finding.impact_percent =
                     Some(percent(candidate - baseline, comparison.baseline_total_us));
                 finding.priority = priority_of(delta);
+                let raised = if effective > limit.max(policy.noise.noise_floor_percent) {
+                    " (raised to the measured noise)"
+                } else {
+                    ""
+                };
                 finding.message = format!(
-                    "GPU {} grew {delta:.1}% ({} → {} µs), above the {effective:.1}% limit",
+                    "GPU {} grew {delta:.1}% ({} → {} µs), above the {effective:.1}% limit{raised}",
                     rule.metric.as_str().replace('_', " "),
                     round(baseline),
                     round(candidate)

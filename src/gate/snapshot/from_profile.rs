@@ -264,7 +264,7 @@ fn kernel_rows(kernels: &[KernelSummary]) -> Vec<OpSnapshot> {
                 concrete_inputs: String::new(),
                 category: category::of_kernel(&kernel.name),
                 module_path: None,
-                direct: duration.clone(),
+                direct: *duration,
                 samples_us: Vec::new(),
                 step_us: Vec::new(),
                 kernel_sequence: vec![name],

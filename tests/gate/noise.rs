@@ -160,6 +160,19 @@ fn two_halves_of_one_run_pass_both_ways() {
 )]
 fn two_ranks_of_one_job_pass() {
     let (rank, other) = (snapshot(A100_STEPS), second_rank(A100_STEPS));
+    // The premise: the collectives' kernel time differs a lot between the
+    // ranks (waiting), far beyond any op threshold.
+    let comm_us = |trace: &std::path::Path| -> f64 {
+        report_json(trace)["ops"]
+            .as_array()
+            .expect("ops")
+            .iter()
+            .filter(|o| o["name"] == "record_param_comms")
+            .map(|o| f64_of(&o["total_direct_kernel_time_us"]))
+            .sum()
+    };
+    let grown = comm_us(&other) / comm_us(&corpus(A100_STEPS));
+    assert!(grown > 1.15, "record_param_comms ×{grown}");
     for (what, baseline, candidate) in [
         ("rank 3 vs the other rank", &rank, &other),
         ("the other rank vs rank 3", &other, &rank),

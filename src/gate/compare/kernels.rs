@@ -1,5 +1,6 @@
 //! Kernel selection: a unified diff of the kernel names two sides of a row
-//! launch.
+//! launch, when they launch other kernels or other numbers of them (the
+//! order alone is timing, not selection).
 //!
 //! A line diff costs time in the product of the lengths of the parts that
 //! differ (Myers), and a CUDA-graph replay can launch 40,000 kernels under
@@ -20,11 +21,14 @@ pub const MAX_DIFF_LINES: usize = 2_000;
 /// The most names a summary lists.
 const MAX_SUMMARY_NAMES: usize = 40;
 
-/// A unified diff of two kernel-name sequences, `None` when they are equal;
-/// a summary (still `---`/`+++`/`@@` headed, `-`/`+` lines) when the parts
-/// that differ are too long to diff line by line.
+/// A unified diff of two kernel-name sequences, `None` when they hold the
+/// same kernels the same number of times (in any order: kernels on
+/// concurrent streams start in an order timing decides, so the order alone
+/// is no change of kernel selection); a summary (still `---`/`+++`/`@@`
+/// headed, `-`/`+` lines) when the parts that differ are too long to diff
+/// line by line.
 pub fn kernel_diff(baseline: &[String], candidate: &[String]) -> Option<String> {
-    if baseline == candidate {
+    if same_multiset(baseline, candidate) {
         return None;
     }
     let prefix = baseline
@@ -86,8 +90,18 @@ fn summary(baseline: &[String], candidate: &[String], old: &[String], new: &[Str
             changed.len() - MAX_SUMMARY_NAMES
         ));
     }
-    if changed.is_empty() {
-        out.push_str(" the same kernels, in a different order\n");
-    }
     out
+}
+
+/// Whether two sequences hold the same names the same number of times.
+fn same_multiset(baseline: &[String], candidate: &[String]) -> bool {
+    if baseline.len() != candidate.len() {
+        return false;
+    }
+    fn sorted(names: &[String]) -> Vec<&String> {
+        let mut names: Vec<&String> = names.iter().collect();
+        names.sort_unstable();
+        names
+    }
+    sorted(baseline) == sorted(candidate)
 }

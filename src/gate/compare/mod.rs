@@ -15,6 +15,10 @@
 //!    These are [`Comparison::shape_changed`].
 //! 3. Everything else is **new** (candidate only) or **missing** (baseline
 //!    only). Nothing is dropped.
+//! 4. Besides, **op totals** sum every shape of an op name at one call site
+//!    ([`Comparison::op_totals`], `totals.rs`), per step when both sides
+//!    have steps: an op whose shapes change from step to step has no shape
+//!    in common between two runs, but its total is comparable.
 //!
 //! # Statistics per matched row
 //!
@@ -74,6 +78,7 @@ mod rows;
 #[cfg(test)]
 mod tests;
 mod timeline;
+mod totals;
 
 use crate::analysis::ops::stats::percent;
 use crate::gate::snapshot::Snapshot;
@@ -91,6 +96,7 @@ use matching::match_rows;
 use notes::{join_counts, nothing_to_compare, platforms, runtime_notes};
 use rows::{Context, median_or_zero};
 use timeline::compare_timeline;
+use totals::op_totals;
 
 /// Compares `candidate` with the baseline runs in `baselines` (one snapshot,
 /// or a window of earlier runs of the same workload, in any order).
@@ -145,6 +151,7 @@ pub fn compare(
         hardware_pair,
     };
     let timeline = compare_timeline(&context);
+    let op_totals = op_totals(&context);
     let matching = match_rows(baselines, candidate);
 
     let mut ops: Vec<OpComparison> = matching
@@ -231,6 +238,7 @@ pub fn compare(
         timeline,
         ops,
         shape_changed,
+        op_totals,
         new_ops,
         missing_ops,
         nothing_to_compare,

@@ -56,6 +56,8 @@ pub enum SamplesBasis {
     Steps,
     /// Per-invocation direct kernel times.
     Invocations,
+    /// One sample per run: the row's total (op totals without steps).
+    Runs,
 }
 
 /// What times and impacts are normalised to.
@@ -230,6 +232,12 @@ pub struct TimelineComparison {
     /// Ratio of medians of the per-step values with its interval, when
     /// both sides have two or more steps.
     pub estimate: Option<RatioEstimate>,
+    /// How much the metric varies from step to step within a run
+    /// (relative): the larger of the two sides' largest deviation of a
+    /// step's value from the side's median step; `None` unless both sides
+    /// have two or more steps. Each side around its own median, so a
+    /// uniform slowdown of every step does not widen it.
+    pub step_spread: Option<f64>,
 }
 
 /// A candidate compared with its baseline runs.
@@ -264,6 +272,11 @@ pub struct Comparison {
     pub ops: Vec<OpComparison>,
     /// Same op and call site, other shapes.
     pub shape_changed: Vec<ShapeChange>,
+    /// One row per op name and call site summing all its shapes, for ops
+    /// with several shapes or shapes that differ between the sides (an op
+    /// whose shapes change every step is judged here); largest absolute
+    /// impact first. Not counted among the matched rows.
+    pub op_totals: Vec<OpComparison>,
     /// Rows only the candidate has, most time first.
     pub new_ops: Vec<OpSide>,
     /// Rows only the baseline has, most time first.

@@ -156,6 +156,7 @@ impl Context<'_> {
                     stats::median(&op.step_us.iter().map(|&(_, us)| us).collect::<Vec<_>>())
                 }
                 SamplesBasis::Invocations => Some(op.direct.median),
+                SamplesBasis::Runs => Some(op.direct.sum),
             })
             .collect();
         let baseline = self.baseline_side(rows);

@@ -349,11 +349,16 @@ fn nothing_to_compare_is_said_out_loud() {
         Some("neither side has GPU work")
     );
     let gpu_only = corpus_snapshot("tracelens/mi210/gpu_only_trace.json.gz");
+    // A GPU-only trace has one row per kernel name: those compare.
     let comparison = compare_one(&gpu_only, &gpu_only);
-    let reason = comparison.nothing_to_compare.expect("no op rows");
+    assert_eq!(comparison.nothing_to_compare, None);
+    assert!(!comparison.ops.is_empty());
     assert!(
-        reason.starts_with("no op launched GPU work on either side"),
-        "{reason}"
+        comparison
+            .ops
+            .iter()
+            .all(|op| op.baseline.key.input_dims.is_empty()
+                && op.baseline.kernel_sequence == [op.baseline.key.name.clone()])
     );
     assert!(comparison.timeline.iter().any(|m| m.baseline_us > 0.0));
     let comparison = compare(&[], &gpu_only, &CompareOptions::default());
@@ -484,11 +489,101 @@ fn long_kernel_sequences_with_a_small_change_keep_a_line_diff() {
         diff.contains(&format!("\n-{}\n+replacement\n", baseline[20_000])),
         "{diff}"
     );
-    // The same kernels in another order, too long to diff: the summary says so.
+    // The same kernels in another order: no change of kernel selection.
     let reversed: Vec<String> = baseline.iter().rev().cloned().collect();
-    let diff = kernel_diff(&baseline, &reversed).expect("differs");
-    assert!(
-        diff.ends_with("@@\n the same kernels, in a different order\n"),
-        "{diff}"
+    assert_eq!(kernel_diff(&baseline, &reversed), None);
+}
+
+#[test]
+fn concurrent_kernels_in_another_order_are_no_kernel_diff() {
+    let names = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let baseline = names(&["gemm", "copy", "reduce"]);
+    assert_eq!(
+        kernel_diff(&baseline, &names(&["copy", "gemm", "reduce"])),
+        None
     );
+    // Another number of the same kernels is a change.
+    assert!(kernel_diff(&baseline, &names(&["gemm", "copy", "reduce", "copy"])).is_some());
+}
+
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
+#[test]
+fn an_op_whose_shapes_all_changed_is_compared_by_its_total() {
+    const EMBEDDING: &str = "fbgemm::split_embedding_codegen_lookup_rowwise_adagrad_function";
+    let snapshot = corpus_snapshot(STEPS_A100);
+    let same = compare_one(&snapshot, &snapshot);
+    let total = same
+        .op_totals
+        .iter()
+        .find(|t| t.candidate.key.name == EMBEDDING)
+        .expect("an op total for the churning op");
+    assert_eq!(total.samples_basis, SamplesBasis::Steps);
+    assert_eq!(total.estimate.ratio, 1.0);
+    assert!(total.candidate.key.input_dims.ends_with(" shapes"));
+    // Other shapes everywhere and half again as slow: no shape matches, the
+    // total does, per step, with an interval above 1.
+    let mut candidate = snapshot.clone();
+    for op in candidate.ops.iter_mut().filter(|op| op.name == EMBEDDING) {
+        op.input_dims.push_str(" [other]");
+        op.direct.sum *= 1.5;
+        for (_, us) in &mut op.step_us {
+            *us *= 1.5;
+        }
+    }
+    let comparison = compare_one(&snapshot, &candidate);
+    assert!(
+        comparison
+            .ops
+            .iter()
+            .all(|op| op.candidate.key.name != EMBEDDING)
+    );
+    let total = comparison
+        .op_totals
+        .iter()
+        .find(|t| t.candidate.key.name == EMBEDDING)
+        .expect("an op total");
+    assert!(
+        (total.estimate.ratio - 1.5).abs() < 1e-6,
+        "{}",
+        total.estimate.ratio
+    );
+    assert!(total.estimate.interval.expect("six steps").low > 1.4);
+    assert!(total.impact_percent > 0.5, "{}", total.impact_percent);
+}
+
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
+#[test]
+fn timeline_metrics_carry_their_step_to_step_spread() {
+    let snapshot = corpus_snapshot(STEPS_A100);
+    let comparison = compare_one(&snapshot, &snapshot);
+    for metric in &comparison.timeline {
+        let steps: Vec<f64> = snapshot
+            .steps
+            .iter()
+            .map(|s| {
+                s.timeline
+                    .rows()
+                    .iter()
+                    .find(|(name, _)| *name == metric.metric)
+                    .expect("metric")
+                    .1
+            })
+            .collect();
+        assert_eq!(
+            metric.step_spread,
+            stats::max_relative_deviation(&steps),
+            "{}",
+            metric.metric
+        );
+    }
+    // Without steps on a side there is no spread.
+    let qwen = corpus_snapshot(QWEN_H100);
+    let comparison = compare_one(&qwen, &qwen);
+    assert!(comparison.timeline.iter().all(|m| m.step_spread.is_none()));
 }

@@ -131,6 +131,7 @@ pub(super) fn set_sample_figures(finding: &mut Finding, op: &OpComparison) {
     finding.metric = match op.samples_basis {
         SamplesBasis::Steps => "kernel time per step (median over steps)".into(),
         SamplesBasis::Invocations => "median kernel time per call".into(),
+        SamplesBasis::Runs => "kernel time per run (all shapes)".into(),
     };
     finding.baseline = Some(op.baseline_sample_median_us);
     finding.candidate = Some(op.candidate_sample_median_us);

@@ -35,6 +35,7 @@ mod limits;
 mod rows;
 mod summary;
 mod timeline;
+mod totals;
 mod workload;
 
 use crate::analysis::hardware::Hardware;

@@ -1,5 +1,6 @@
 //! Timeline rules: a GPU-timeline metric that grew beyond its limit (and
-//! the noise), or beyond an absolute maximum.
+//! the noise: the floor, the run-to-run noise of a baseline window, and the
+//! metric's step-to-step spread within a run), or beyond an absolute maximum.
 
 use super::findings::{nothing_to_compare, priority_of, round};
 use crate::analysis::ops::stats::percent;
@@ -7,6 +8,8 @@ use crate::gate::compare::Comparison;
 use crate::gate::policy::{Policy, TimelineMetric};
 use crate::gate::verdict::{Finding, FindingKind, FindingPriority};
 
+/// Baseline, candidate, and the noise a relative limit is raised to: the
+/// larger of the run-to-run noise and the step-to-step spread.
 fn timeline_value(
     comparison: &Comparison,
     metric: TimelineMetric,
@@ -23,7 +26,11 @@ fn timeline_value(
         }
         other => {
             let row = find(other.as_str())?;
-            Some((row.baseline_us, row.candidate_us, row.noise))
+            let noise = match (row.noise, row.step_spread) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
+            Some((row.baseline_us, row.candidate_us, noise))
         }
     }
 }
@@ -62,8 +69,13 @@ pub(super) fn timeline_findings(
                 finding.impact_percent =
                     Some(percent(candidate - baseline, comparison.baseline_total_us));
                 finding.priority = priority_of(delta);
+                let raised = if effective > limit.max(policy.noise.noise_floor_percent) {
+                    " (raised to the measured noise)"
+                } else {
+                    ""
+                };
                 finding.message = format!(
-                    "GPU {} grew {delta:.1}% ({} → {} µs), above the {effective:.1}% limit",
+                    "GPU {} grew {delta:.1}% ({} → {} µs), above the {effective:.1}% limit{raised}",
                     rule.metric.as_str().replace('_', " "),
                     round(baseline),
                     round(candidate)

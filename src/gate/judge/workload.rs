@@ -10,6 +10,7 @@ use super::integrity::integrity_findings;
 use super::limits::{budget_findings, efficiency_findings};
 use super::rows::{judge_cross_platform, judge_same_platform};
 use super::timeline::timeline_findings;
+use super::totals::{has_total, is_communication, total_findings};
 use crate::analysis::hardware::Hardware;
 use crate::analysis::ops::stats::percent;
 use crate::gate::compare::{Comparison, OpComparison};
@@ -38,6 +39,12 @@ pub(super) fn judge_workload(
     let noise = &policy.noise;
     let mut slower_by_name: std::collections::BTreeMap<&str, Vec<&OpComparison>> =
         std::collections::BTreeMap::new();
+    // Rows launching other kernels, by op name (graph rows apart): one
+    // finding per op, however many of its shapes changed.
+    let mut selections: std::collections::BTreeMap<(&str, bool), Vec<&OpComparison>> =
+        std::collections::BTreeMap::new();
+    // Names with a row finding pending: their op total is not judged again.
+    let mut flagged: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
     for op in &comparison.ops {
         let side = &op.candidate;
         if policy.is_ignored(
@@ -48,32 +55,20 @@ pub(super) fn judge_workload(
         ) {
             continue;
         }
-        if let Some(diff) = &op.kernel_diff {
-            let mut finding = op_finding(
-                "kernel_selection",
-                policy.kernel_selection.severity,
-                FindingKind::KernelSelection,
-                workload,
-                side,
-                match &side.graph {
-                    Some(graph) if side.is_whole_graph() => format!(
-                        "the kernels {} replays changed: {}",
-                        graph.describe().trim_start_matches("in "),
-                        kernel_changes(&op.baseline.kernel_sequence, &side.kernel_sequence)
-                    ),
-                    _ => format!("{}: the kernels it launches changed", short_op(side)),
-                },
-            );
-            finding.kernel_diff = Some(diff.clone());
-            set_sample_figures(&mut finding, op);
-            finding.impact_percent = Some(op.impact_percent);
-            // At least medium: a changed kernel choice matters even at equal time.
-            finding.priority = priority_of(op.impact_percent).min(FindingPriority::Medium);
-            findings.push(finding);
+        if op.kernel_diff.is_some() {
+            selections
+                .entry((side.key.name.as_str(), side.graph.is_some()))
+                .or_default()
+                .push(op);
         }
         // A whole graph's time is its rows' time: judged only when its kernel
         // sequence changed, and so its rows could not be compared one by one.
         if op.candidate.is_whole_graph() && op.kernel_diff.is_none() {
+            continue;
+        }
+        // A collective's kernel time is mostly waiting for the other ranks:
+        // the timeline's exposed-communication rule judges communication.
+        if is_communication(side) {
             continue;
         }
         let threshold_percent = noise.threshold_percent(op.noise.map(|n| n * 100.0));
@@ -93,6 +88,7 @@ pub(super) fn judge_workload(
                 judge_same_platform(op, policy, workload, threshold_percent)
             };
             if let Some(judged) = judged {
+                flagged.insert(side.key.name.as_str());
                 pending.push(judged);
                 continue;
             }
@@ -108,6 +104,15 @@ pub(super) fn judge_workload(
                 .push(op);
         }
     }
+    for ((_, in_graph), rows) in selections {
+        if in_graph {
+            for op in rows {
+                findings.push(kernel_selection_finding(comparison, policy, &[op]));
+            }
+        } else {
+            findings.push(kernel_selection_finding(comparison, policy, &rows));
+        }
+    }
     // A slowdown spread over many shapes of one op (a library regression
     // hitting every GEMM, say) can add up although each shape stays under
     // the impact minimum: judge the op's confidently slower rows together.
@@ -116,6 +121,7 @@ pub(super) fn judge_workload(
         if rows.len() < 2 || impact < noise.min_impact_percent {
             continue;
         }
+        flagged.insert(name);
         let mut ratios: Vec<f64> = rows.iter().map(|op| op.estimate.ratio).collect();
         ratios.sort_by(f64::total_cmp);
         let median_ratio = ratios[ratios.len() / 2];
@@ -158,6 +164,7 @@ pub(super) fn judge_workload(
             .fold(0.0, f64::max);
         pending.push(Pending { finding, p_value });
     }
+    total_findings(comparison, policy, &flagged, pending);
     for change in &comparison.shape_changed {
         let mut finding = op_finding(
             "shape_changed",
@@ -183,7 +190,10 @@ pub(super) fn judge_workload(
     let total = comparison.baseline_total_us;
     for side in &comparison.new_ops {
         let share = percent(side.time_us, comparison.candidate_total_us);
-        if share >= policy.new_ops.min_share_percent && !ignored(policy, side) {
+        if share >= policy.new_ops.min_share_percent
+            && !ignored(policy, side)
+            && !has_total(comparison, side)
+        {
             let mut finding = op_finding(
                 "new_ops",
                 policy.new_ops.severity,
@@ -205,7 +215,10 @@ pub(super) fn judge_workload(
     }
     for side in &comparison.missing_ops {
         let share = percent(side.time_us, total);
-        if share >= policy.missing_ops.min_share_percent && !ignored(policy, side) {
+        if share >= policy.missing_ops.min_share_percent
+            && !ignored(policy, side)
+            && !has_total(comparison, side)
+        {
             let mut finding = op_finding(
                 "missing_ops",
                 policy.missing_ops.severity,
@@ -229,6 +242,65 @@ pub(super) fn judge_workload(
     timeline_findings(comparison, policy, findings);
     efficiency_findings(comparison, candidate, candidate_hardware, policy, findings);
     budget_findings(comparison, candidate, policy, findings);
+}
+
+/// One kernel-selection finding for `rows` (one op's rows whose kernels
+/// changed, not empty): the diff of the row with the largest impact, the
+/// impact of all of them.
+fn kernel_selection_finding(
+    comparison: &Comparison,
+    policy: &Policy,
+    rows: &[&OpComparison],
+) -> Finding {
+    let op = rows
+        .iter()
+        .copied()
+        .max_by(|a, b| a.impact_percent.abs().total_cmp(&b.impact_percent.abs()))
+        .expect("one row at least");
+    let side = &op.candidate;
+    let message = match &side.graph {
+        Some(graph) if side.is_whole_graph() => format!(
+            "the kernels {} replays changed: {}",
+            graph.describe().trim_start_matches("in "),
+            kernel_changes(&op.baseline.kernel_sequence, &side.kernel_sequence)
+        ),
+        _ if rows.len() > 1 => {
+            let shapes = comparison
+                .ops
+                .iter()
+                .filter(|o| o.candidate.key.name == side.key.name && o.candidate.graph.is_none())
+                .count();
+            format!(
+                "{}: the kernels it launches changed in {} of its {shapes} shapes ({})",
+                side.key.name,
+                rows.len(),
+                kernel_changes(&op.baseline.kernel_sequence, &side.kernel_sequence)
+            )
+        }
+        _ => format!("{}: the kernels it launches changed", short_op(side)),
+    };
+    let mut finding = op_finding(
+        "kernel_selection",
+        policy.kernel_selection.severity,
+        FindingKind::KernelSelection,
+        &comparison.workload,
+        side,
+        message,
+    );
+    finding.kernel_diff = op.kernel_diff.clone();
+    set_sample_figures(&mut finding, op);
+    let impact: f64 = rows.iter().map(|o| o.impact_percent).sum();
+    if rows.len() > 1 {
+        if let Some(op_ref) = finding.op.as_mut() {
+            op_ref.input_dims = format!("{} shapes", rows.len());
+            op_ref.input_type.clear();
+            op_ref.input_strides.clear();
+        }
+    }
+    finding.impact_percent = Some(impact);
+    // At least medium: a changed kernel choice matters even at equal time.
+    finding.priority = priority_of(impact).min(FindingPriority::Medium);
+    finding
 }
 
 /// The kernels one sequence has and the other lacks, in words:

@@ -200,9 +200,9 @@ fn default_timeline() -> Vec<TimelineRule> {
         severity,
     };
     vec![
-        rule(TimelineMetric::BusyTime, 5.0, Severity::Fail),
+        rule(TimelineMetric::ComputationTime, 5.0, Severity::Fail),
         rule(TimelineMetric::TotalTime, 10.0, Severity::Warn),
-        rule(TimelineMetric::ExposedCommTime, 10.0, Severity::Warn),
+        rule(TimelineMetric::ExposedCommTime, 10.0, Severity::Info),
         rule(TimelineMetric::ExposedMemcpyTime, 25.0, Severity::Warn),
     ]
 }

@@ -77,9 +77,9 @@ fn version_alone_is_the_default_file() {
     assert_eq!(
         timeline,
         [
-            "busy_time +5% fail",
+            "computation_time +5% fail",
             "total_time +10% warn",
-            "exposed_comm_time +10% warn",
+            "exposed_comm_time +10% info",
             "exposed_memcpy_time +25% warn"
         ]
     );
@@ -457,7 +457,7 @@ fn check_file_summarises() {
         "{summary}"
     );
     assert!(
-        summary.contains("timeline: busy_time +5% fail; total_time +10% warn"),
+        summary.contains("timeline: computation_time +5% fail; total_time +10% warn"),
         "{summary}"
     );
     assert!(

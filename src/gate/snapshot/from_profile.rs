@@ -16,8 +16,9 @@ use super::format::{
     SNAPSHOT_VERSION, SNAPSHOT_VERSION_1_0, ShortKernelCounts, Snapshot, StepSnapshot,
 };
 use super::source::workload_name;
+use crate::analysis::ops::category;
 use crate::analysis::ops::stats::Stats;
-use crate::analysis::profile::{GraphPlace, OpModel, Profile, UniqueArgs};
+use crate::analysis::profile::{GraphPlace, KernelSummary, OpModel, Profile, UniqueArgs};
 
 impl Snapshot {
     /// The snapshot of an analysed trace. `trace_sha256` and `trace_bytes`
@@ -67,7 +68,15 @@ impl Snapshot {
         if let Some(replay) = &profile.graph_replay {
             ops.extend(op_rows(&replay.graphs));
         }
-        let coverage = (!profile.coverage.is_complete()).then(|| profile.coverage.clone());
+        let mut coverage = profile.coverage.clone();
+        if ops.is_empty() && !profile.kernels.is_empty() {
+            // A GPU-only trace: its kernels are its rows, and so all of its
+            // linked GPU work is in rows.
+            ops = kernel_rows(&profile.kernels);
+            coverage.in_rows_us += coverage.outside_rows_us;
+            coverage.outside_rows_us = 0.0;
+        }
+        let coverage = (!coverage.is_complete()).then_some(coverage);
         let version = if coverage.is_some() || ops.iter().any(|op| op.graph.is_some()) {
             SNAPSHOT_VERSION
         } else {
@@ -225,6 +234,53 @@ fn op_rows(rows: &[UniqueArgs]) -> Vec<OpSnapshot> {
             }
         })
         .collect()
+}
+
+/// Rows for a trace without CPU ops (a GPU-only trace): one per kernel
+/// name, merged over streams and launch calls, so that two such traces can
+/// still be compared kernel by kernel. The profile keeps no per-launch
+/// times for them: the one sample is the mean per launch, so these rows
+/// have no interval. At most [`MAX_OPS`], the most time first.
+fn kernel_rows(kernels: &[KernelSummary]) -> Vec<OpSnapshot> {
+    let mut rows: Vec<OpSnapshot> = Vec::new();
+    for kernel in kernels {
+        let name = stored_string(&kernel.name);
+        let duration = &kernel.duration;
+        match rows.iter_mut().find(|row| row.name == name) {
+            Some(row) => {
+                let direct = &mut row.direct;
+                direct.count += duration.count;
+                direct.sum += duration.sum;
+                direct.mean = direct.sum / direct.count.max(1) as f64;
+                direct.min = direct.min.min(duration.min);
+                direct.max = direct.max.max(duration.max);
+                direct.std = None;
+            }
+            None => rows.push(OpSnapshot {
+                name: name.clone(),
+                input_dims: String::new(),
+                input_type: String::new(),
+                input_strides: String::new(),
+                concrete_inputs: String::new(),
+                category: category::of_kernel(&kernel.name),
+                module_path: None,
+                direct: *duration,
+                samples_us: Vec::new(),
+                step_us: Vec::new(),
+                kernel_sequence: vec![name],
+                model: None,
+                graph: None,
+                kernel_us: Vec::new(),
+            }),
+        }
+    }
+    rows.sort_by(|a, b| b.direct.sum.total_cmp(&a.direct.sum));
+    rows.truncate(MAX_OPS);
+    for row in &mut rows {
+        row.direct = stored_stats(&row.direct);
+        row.samples_us = vec![stored_time(row.direct.mean)];
+    }
+    rows
 }
 
 /// Each kernel's total time in a row, µs, by name in first-launch order.

@@ -58,6 +58,8 @@ mod finding;
 mod template;
 mod terminal;
 #[cfg(test)]
+mod terminal_tests;
+#[cfg(test)]
 mod tests;
 mod view;
 

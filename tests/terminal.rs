@@ -2,7 +2,7 @@
 //! pair under `policies/default.yaml` at 80 and 120 columns, with and
 //! without colour (insta snapshots), every line within the width.
 
-use tracegate::render::fit::width_of;
+use tracegate::render::fit::{visible, width_of};
 
 use crate::util::tracegate;
 
@@ -31,7 +31,7 @@ fn check(columns: u16, color: &str) -> String {
         .expect("run tracegate check");
     assert_eq!(output.status.code(), Some(1), "the examples regress");
     let text = String::from_utf8(output.stdout).expect("UTF-8");
-    let plain = without_escapes(&text);
+    let plain = visible(&text);
     for line in plain.lines() {
         let width = width_of(line);
         assert!(width <= usize::from(columns), "{width} > {columns}: {line}");
@@ -40,23 +40,6 @@ fn check(columns: u16, color: &str) -> String {
         assert_eq!(plain, text, "no escape codes without colour");
     }
     text
-}
-
-fn without_escapes(text: &str) -> String {
-    let mut out = String::new();
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        if c == '\x1b' {
-            for c in chars.by_ref() {
-                if c.is_ascii_alphabetic() {
-                    break;
-                }
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 #[test]
@@ -72,7 +55,7 @@ fn example_check_120() {
 #[test]
 fn example_check_80_colour() {
     let text = check(80, "always");
-    assert_eq!(without_escapes(&text), check(80, "never"));
+    assert_eq!(visible(&text), check(80, "never"));
     insta::assert_snapshot!(text);
 }
 

@@ -19,9 +19,30 @@ pub fn width_of(text: &str) -> usize {
     UnicodeWidthStr::width(text)
 }
 
+/// `text` as a reader sees it: escape sequences (colour) removed, so that
+/// coloured output can be measured and compared with plain output.
+pub fn visible(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            // An SGR or CSI sequence ends with its first letter.
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// `text` in lines of at most `width` columns, broken after spaces and
 /// after a run of `breaks`; a word wider than a line keeps a line of its
-/// own (the caller shortens it where it must).
+/// own (the caller shortens it where it must). A line that would start
+/// with `::` starts with `\::`.
 pub fn wrap(text: &str, width: usize, breaks: &[char]) -> Vec<String> {
     let mut lines = Vec::new();
     let mut line = String::new();
@@ -39,6 +60,13 @@ pub fn wrap(text: &str, width: usize, breaks: &[char]) -> Vec<String> {
     }
     if !line.trim().is_empty() || lines.is_empty() {
         lines.push(line.trim_end().to_string());
+    }
+    // A new line must not start a GitHub Actions workflow command, as
+    // `printable` ensures for the first one.
+    for line in &mut lines {
+        if line.trim_start().starts_with("::") {
+            line.insert(0, '\\');
+        }
     }
     lines
 }
@@ -151,7 +179,12 @@ impl Wrap {
 /// wide (borders and padding included, as [`table`] draws it), or `None`
 /// when even the narrowest columns do not fit. Wrapped columns share the
 /// room left by the fixed ones, none wider than its widest cell.
-pub fn fit(header: &[&str], rows: &[Vec<String>], rules: &[Rule], width: u16) -> Option<Vec<Vec<String>>> {
+pub fn fit(
+    header: &[&str],
+    rows: &[Vec<String>],
+    rules: &[Rule],
+    width: u16,
+) -> Option<Vec<Vec<String>>> {
     let natural: Vec<usize> = (0..rules.len())
         .map(|i| {
             rows.iter()
@@ -268,6 +301,7 @@ mod tests {
         assert_eq!(wrap("aten::mm", 4, NAME_BREAKS), ["aten::", "mm"]);
         assert_eq!(wrap("", 10, &[]), [""]);
         assert_eq!(wrap("unbreakable", 4, &[]), ["unbreakable"]);
+        assert_eq!(wrap("boom ::error::x", 6, &[]), ["boom", "\\::error::x"]);
     }
 
     #[test]
@@ -280,7 +314,10 @@ mod tests {
 
     #[test]
     fn tables_share_the_room_left_by_fixed_columns() {
-        let rows = vec![vec!["aten::_flash_attention_backward".to_string(), "12.5 µs".to_string()]];
+        let rows = vec![vec![
+            "aten::_flash_attention_backward".to_string(),
+            "12.5 µs".to_string(),
+        ]];
         let name = Wrap {
             breaks: NAME_BREAKS,
             ..Wrap::new(8)
@@ -292,7 +329,12 @@ mod tests {
         assert_eq!(wide[0][0], "aten::_flash_attention_backward");
         assert!(fit(&["op", "time"], &rows, &rules, 12).is_none());
         let short = Wrap { lines: 2, ..name };
-        let cut = fit(&["op", "time"], &rows, &[Rule::Wrap(short), Rule::Fixed], 30);
+        let cut = fit(
+            &["op", "time"],
+            &rows,
+            &[Rule::Wrap(short), Rule::Fixed],
+            30,
+        );
         assert_eq!(cut.expect("fits")[0][0], "aten::_flash_\nattention_ …");
     }
 }

@@ -230,7 +230,11 @@ fn findings_table(shown: &[&Finding], verdict: &Verdict, style: Style) -> comfy_
             .zip(&rows)
             .map(|(f, row)| columns.iter().map(|c| c.text(f, row)).collect())
             .collect();
-        (columns, table(&header, style.color, Some(style.width)), cells)
+        (
+            columns,
+            table(&header, style.color, Some(style.width)),
+            cells,
+        )
     });
     for (f, row) in shown.iter().zip(cells) {
         table.add_row(row.into_iter().zip(columns).map(|(text, &column)| {

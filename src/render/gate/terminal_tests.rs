@@ -5,34 +5,19 @@
 use super::tests::{finding, small_verdict, verdict};
 use super::*;
 use crate::gate::verdict::{FindingKind, FindingPriority, Outcome, Severity, Verdict};
-use crate::render::fit::width_of;
+use crate::render::fit::{visible, width_of};
 use crate::render::terminal::Style;
 
 fn terminal(verdict: &Verdict, top: usize, color: bool, width: u16) -> String {
     render_terminal(verdict, top, Style { color, width })
 }
 
-/// Escape sequences removed: what a reader sees.
-fn visible(text: &str) -> String {
-    let mut out = String::new();
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        if c == '\x1b' {
-            for c in chars.by_ref() {
-                if c.is_ascii_alphabetic() {
-                    break;
-                }
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 fn assert_fits(text: &str, width: usize) {
     for line in visible(text).lines() {
-        assert!(width_of(line) <= width, "wider than {width}: {line}\n{text}");
+        assert!(
+            width_of(line) <= width,
+            "wider than {width}: {line}\n{text}"
+        );
     }
 }
 
@@ -182,4 +167,3 @@ fn terminal_table_neutralises_control_characters() {
         assert!(!line.contains("##["), "{line}");
     }
 }
-

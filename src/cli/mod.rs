@@ -392,14 +392,17 @@ fn replay_command(args: &ReplayArgs) -> Result<(), Failure> {
     emit(None, &written)
 }
 
-/// The width tables are drawn to: `$COLUMNS` when set (a user's or a test's
-/// choice), else the width of the terminal stdout is, else 120.
+/// The width terminal views are drawn to: `$COLUMNS` when set (a user's or
+/// a test's choice), else the width of the terminal stdout is, else that of
+/// the terminal stderr is (stdout piped into `less` or `tee`), else 120.
 fn terminal_width() -> u16 {
-    std::env::var("COLUMNS")
+    let columns = std::env::var("COLUMNS")
         .ok()
-        .and_then(|c| c.parse().ok())
-        .filter(|&width: &u16| width > 0)
+        .and_then(|c| c.trim().parse().ok())
+        .filter(|&width: &u16| width > 0);
+    columns
         .or_else(|| terminal_size::terminal_size_of(io::stdout()).map(|(width, _)| width.0))
+        .or_else(|| terminal_size::terminal_size_of(io::stderr()).map(|(width, _)| width.0))
         .unwrap_or(120)
 }
 

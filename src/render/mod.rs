@@ -6,6 +6,7 @@ pub mod actions;
 pub mod analysis;
 pub mod csv;
 pub mod facts;
+pub mod fit;
 pub mod gate;
 pub mod hardware_table;
 pub mod json;

@@ -186,6 +186,44 @@ pub fn shorten(name: &str, max_chars: usize) -> String {
     short
 }
 
+/// Input dims as a terminal shows them: `((1024, 4096), (4096,))` becomes
+/// `1024×4096, 4096`; a tensor list or anything else unexpected stays as
+/// it is, spaces and all.
+pub fn compact_dims(dims: &str) -> String {
+    let Some(inner) = dims
+        .trim()
+        .strip_prefix('(')
+        .and_then(|d| d.strip_suffix(')'))
+    else {
+        return dims.to_string();
+    };
+    let mut parts = Vec::new();
+    let mut rest = inner.trim();
+    while !rest.is_empty() {
+        let Some(tensor) = rest.strip_prefix('(') else {
+            return dims.to_string();
+        };
+        let Some((sizes, after)) = tensor.split_once(')') else {
+            return dims.to_string();
+        };
+        let sizes: Vec<&str> = sizes
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .collect();
+        if !sizes.iter().all(|s| s.bytes().all(|b| b.is_ascii_digit())) {
+            return dims.to_string();
+        }
+        parts.push(if sizes.is_empty() {
+            "()".to_string()
+        } else {
+            sizes.join("×")
+        });
+        rest = after.trim_start().trim_start_matches(',').trim_start();
+    }
+    parts.join(", ")
+}
+
 /// "2 × NVIDIA H100" style summary of device names, in order of first
 /// appearance.
 pub fn summarise_names(names: &[String]) -> String {
@@ -286,5 +324,18 @@ mod tests {
         assert_eq!(shorten("abcdef", 4), "abc…");
         assert_eq!(shorten("abcd", 4), "abcd");
         assert_eq!(shorten("αβγδε", 4), "αβγ…");
+    }
+
+    #[test]
+    fn dims_are_compacted_when_they_are_tensors() {
+        assert_eq!(
+            compact_dims("((1024, 4096), (4096, 4096))"),
+            "1024×4096, 4096×4096"
+        );
+        assert_eq!(compact_dims("((4, 1, 1024), (), ())"), "4×1×1024, (), ()");
+        assert_eq!(compact_dims("((4096,), (3,))"), "4096, 3");
+        assert_eq!(compact_dims("(((2, 3), (4, 5)),)"), "(((2, 3), (4, 5)),)");
+        assert_eq!(compact_dims("((a, b))"), "((a, b))");
+        assert_eq!(compact_dims(""), "");
     }
 }

@@ -73,6 +73,8 @@ mod group;
 mod template;
 mod terminal;
 #[cfg(test)]
+mod terminal_tests;
+#[cfg(test)]
 mod tests;
 mod view;
 

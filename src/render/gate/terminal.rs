@@ -1,116 +1,259 @@
-//! The gate's terminal view: the verdict line, the counts and a table of
-//! the most important findings, wrapped only when wider than the terminal.
-//! Every trace string goes through [`printable`]: it reaches a terminal or
-//! a CI log.
+//! The gate's terminal view: the verdict line, the counts, a table of the
+//! most important findings and the workloads' notes, all fitted to the
+//! width the binary measured. Prose wraps at spaces; the table picks the
+//! widest of three layouts that fits (one line per finding with its
+//! priority, the same without it, then op and shape stacked in one cell)
+//! and wraps cells at word and identifier boundaries
+//! ([`fit`](crate::render::fit)). Colour is comfy-table's cell styling,
+//! never escape codes inside a cell, so it costs no width. Every trace
+//! string goes through [`printable`]: it reaches a terminal or a CI log.
 
 use std::fmt::Write;
 
-use comfy_table::presets::UTF8_BORDERS_ONLY;
-use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
+use comfy_table::{Attribute, Cell, CellAlignment, Color};
 
 use super::finding::{Row, headline_text, op_label, shape_of, status};
-use crate::gate::verdict::{Severity, Verdict};
+use crate::gate::verdict::{Finding, Severity, Verdict};
+use crate::render::fit::{NAME_BREAKS, Rule, Wrap, fit, paragraph, table};
 use crate::render::terminal::Style;
-use crate::render::text::{printable, terminal_cell as cell};
+use crate::render::text::{NAME_CHARS, compact_dims, printable, shorten};
+
+/// The columns a finding's row may have, in the order they are drawn.
+#[derive(Clone, Copy, PartialEq)]
+enum Column {
+    Finding,
+    Workload,
+    Op,
+    Shape,
+    /// Op and shape on lines of one cell.
+    OpShape,
+    Base,
+    Cand,
+    Delta,
+    Impact,
+    Priority,
+}
+
+impl Column {
+    fn header(self) -> &'static str {
+        match self {
+            Column::Finding => "finding",
+            Column::Workload => "workload",
+            Column::Op => "op",
+            Column::Shape => "shape",
+            Column::OpShape => "op · shape",
+            Column::Base => "base",
+            Column::Cand => "cand",
+            Column::Delta => "Δ",
+            Column::Impact => "impact",
+            Column::Priority => "priority",
+        }
+    }
+
+    /// The column's width rule; `stacked`: the layout with op and shape
+    /// in one cell, where that cell gets the room first.
+    fn rule(self, stacked: bool) -> Rule {
+        let name = Wrap {
+            breaks: NAME_BREAKS,
+            ..Wrap::new(8)
+        };
+        match self {
+            // "FAIL regression" on one line when there is room, else
+            // "FAIL" over "regression".
+            Column::Finding if stacked => Rule::Wrap(Wrap {
+                max: 11,
+                ..Wrap::new(10)
+            }),
+            Column::Finding => Rule::Wrap(Wrap::new(10)),
+            Column::Workload => Rule::Wrap(Wrap { max: 24, ..name }),
+            Column::Op => Rule::Wrap(Wrap { min: 20, ..name }),
+            Column::Shape => Rule::Wrap(Wrap {
+                max: 28,
+                lines: 3,
+                ..Wrap::new(16)
+            }),
+            Column::OpShape => Rule::Wrap(Wrap {
+                min: 16,
+                max: 40,
+                lines: 4,
+                ..name
+            }),
+            _ => Rule::Fixed,
+        }
+    }
+
+    fn is_number(self) -> bool {
+        matches!(
+            self,
+            Column::Base | Column::Cand | Column::Delta | Column::Impact
+        )
+    }
+
+    /// The cell's text (not yet wrapped).
+    fn text(self, f: &Finding, row: &Row) -> String {
+        let op = printable(&shorten(&op_label(f), NAME_CHARS));
+        let shape = printable(&shorten(&compact_dims(shape_of(f)), 80));
+        match self {
+            Column::Finding => format!("{} {}", severity_word(f.severity), row.kind),
+            Column::Workload => printable(&row.workload),
+            Column::Op => op,
+            Column::Shape => shape,
+            Column::OpShape if shape.is_empty() => op,
+            Column::OpShape => format!("{op}\n{shape}"),
+            Column::Base => printable(&row.baseline),
+            Column::Cand => printable(&row.candidate),
+            Column::Delta => row.delta.clone(),
+            Column::Impact => row.impact.clone(),
+            Column::Priority => row.priority.to_string(),
+        }
+    }
+}
+
+fn severity_word(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Fail => "FAIL",
+        Severity::Warn => "warn",
+        Severity::Info => "info",
+    }
+}
+
+/// The layouts, widest first: the first whose narrowest columns fit wins.
+fn layouts(multi_workload: bool) -> Vec<Vec<Column>> {
+    use Column::*;
+    let numbers = [Base, Cand, Delta, Impact];
+    let lead = |op: &[Column]| {
+        let mut columns = vec![Finding];
+        if multi_workload {
+            columns.push(Workload);
+        }
+        columns.extend_from_slice(op);
+        columns.extend_from_slice(&numbers);
+        columns
+    };
+    let mut wide = lead(&[Op, Shape]);
+    let without_priority = wide.clone();
+    wide.push(Priority);
+    vec![wide, without_priority, lead(&[OpShape])]
+}
 
 /// The terminal view: the verdict line, the counts, then the first `top`
-/// findings (most important first) as a table, and the workloads' notes.
+/// findings (most important first) as a table, and the workloads' notes,
+/// fitted to `style.width` columns.
 pub fn render_terminal(verdict: &Verdict, top: usize, style: Style) -> String {
-    let (icon, status) = status(verdict);
-    let paint = |code: &str, text: &str| {
-        if style.color {
-            format!("\x1b[{code}m{text}\x1b[0m")
-        } else {
-            text.to_string()
+    let mut out = headline(verdict, style);
+    let c = &verdict.counts;
+    // Non-breaking spaces keep each count with its label when the line wraps.
+    let counts = format!(
+        "regressions\u{a0}{} · warnings\u{a0}{} · improvements\u{a0}{} · unchanged\u{a0}{} · new\u{a0}ops\u{a0}{} · missing\u{a0}ops\u{a0}{}",
+        c.regressions, c.warnings, c.improvements, c.unchanged, c.new, c.missing
+    );
+    out.push_str(&paragraph(&counts, style.width, "  ", "  ").replace('\u{a0}', " "));
+    if !verdict.findings.is_empty() && top > 0 {
+        let shown: Vec<&Finding> = verdict.findings.iter().take(top).collect();
+        let _ = writeln!(out, "{}", findings_table(&shown, verdict, style));
+        let more = verdict.findings.len() - shown.len();
+        if more > 0 {
+            let text = format!("… and {more} more findings (report.json has them all)");
+            out.push_str(&paragraph(&text, style.width, "  ", "  "));
         }
+    }
+    for w in &verdict.workloads {
+        for note in &w.notes {
+            let text = format!("note ({}): {}", printable(&w.name), printable(note));
+            out.push_str(&paragraph(&text, style.width, "  ", "    "));
+        }
+    }
+    out
+}
+
+/// The verdict line, coloured by outcome: the status and the headline's
+/// summary, then the top finding it quotes on lines of its own.
+fn headline(verdict: &Verdict, style: Style) -> String {
+    let (icon, status) = status(verdict);
+    let text = printable(headline_text(&verdict.headline));
+    let top = verdict.findings.first().map(|f| printable(&f.message));
+    // The headline is "summary: top finding's message"; split it there so
+    // the summary gets a line of its own at any width.
+    let (summary, detail) = top
+        .as_deref()
+        .filter(|m| !m.is_empty())
+        .and_then(|m| text.strip_suffix(m))
+        .and_then(|s| s.strip_suffix(": "))
+        .map_or((text.as_str(), ""), |summary| {
+            (summary, &text[summary.len() + 2..])
+        });
+    let first = format!("{icon} tracegate: ");
+    let mut lines = if summary.is_empty() {
+        paragraph(status, style.width, &first, "   ")
+    } else {
+        paragraph(&format!("{status} · {summary}"), style.width, &first, "   ")
     };
+    if !detail.is_empty() {
+        lines.push_str(&paragraph(detail, style.width, "   ", "   "));
+    }
+    if !style.color {
+        return lines;
+    }
     let colour = match status {
         "fail" => "1;31",
         "pass" => "1;32",
         _ => "1;33",
     };
-    let headline = printable(headline_text(&verdict.headline));
-    let mut out = String::new();
-    let line = if headline.is_empty() {
-        format!("{icon} tracegate: {status}")
-    } else {
-        format!("{icon} tracegate: {status} · {headline}")
-    };
-    let _ = writeln!(out, "{}", paint(colour, &line));
-    let c = &verdict.counts;
-    let _ = writeln!(
-        out,
-        "  regressions {} · warnings {} · improvements {} · unchanged {} · new ops {} · missing ops {}",
-        c.regressions, c.warnings, c.improvements, c.unchanged, c.new, c.missing
-    );
-    if !verdict.findings.is_empty() && top > 0 {
-        let mut table = Table::new();
-        table.load_preset(UTF8_BORDERS_ONLY);
-        if !style.color {
-            table.force_no_tty();
-        }
-        table.set_header(
-            [
-                "finding",
-                "op",
-                "shape",
-                "baseline",
-                "candidate",
-                "Δ",
-                "impact",
-                "priority",
-            ]
-            .into_iter()
-            .map(Cell::new),
-        );
-        for f in verdict.findings.iter().take(top) {
-            let row = Row::new(f);
-            let finding = match f.severity {
-                Severity::Fail => paint("31", &format!("FAIL {}", row.kind)),
-                Severity::Warn => paint("33", &format!("warn {}", row.kind)),
-                Severity::Info => format!("info {}", row.kind),
-            };
-            table.add_row(vec![
-                finding,
-                cell(&op_label(f), 48),
-                cell(shape_of(f), 40),
-                // The unit comes from the verdict, which `comment` reads from a file.
-                cell(&row.baseline, 40),
-                cell(&row.candidate, 40),
-                row.delta,
-                row.impact,
-                row.priority.to_string(),
-            ]);
-        }
-        for index in 3..=6 {
-            if let Some(column) = table.column_mut(index) {
-                column.set_cell_alignment(CellAlignment::Right);
+    lines
+        .lines()
+        .map(|line| format!("\x1b[{colour}m{line}\x1b[0m\n"))
+        .collect()
+}
+
+/// The findings as a table in the widest layout that fits.
+fn findings_table(shown: &[&Finding], verdict: &Verdict, style: Style) -> comfy_table::Table {
+    let rows: Vec<Row> = shown.iter().map(|f| Row::new(f)).collect();
+    let candidates = layouts(verdict.workloads.len() > 1);
+    let fitted = candidates.iter().find_map(|columns| {
+        let header: Vec<&str> = columns.iter().map(|c| c.header()).collect();
+        let stacked = columns.contains(&Column::OpShape);
+        let rules: Vec<Rule> = columns.iter().map(|c| c.rule(stacked)).collect();
+        let cells: Vec<Vec<String>> = shown
+            .iter()
+            .zip(&rows)
+            .map(|(f, row)| columns.iter().map(|c| c.text(f, row)).collect())
+            .collect();
+        let cells = fit(&header, &cells, &rules, style.width)?;
+        Some((columns, table(&header, style.color, None), cells))
+    });
+    // Narrower than any layout: the stacked one, wrapped by comfy-table.
+    let (columns, mut table, cells) = fitted.unwrap_or_else(|| {
+        let columns = candidates.last().expect("three layouts");
+        let header: Vec<&str> = columns.iter().map(|c| c.header()).collect();
+        let cells = shown
+            .iter()
+            .zip(&rows)
+            .map(|(f, row)| columns.iter().map(|c| c.text(f, row)).collect())
+            .collect();
+        (
+            columns,
+            table(&header, style.color, Some(style.width)),
+            cells,
+        )
+    });
+    for (f, row) in shown.iter().zip(cells) {
+        table.add_row(row.into_iter().zip(columns).map(|(text, &column)| {
+            let cell = Cell::new(text);
+            match (column, f.severity, style.color) {
+                (Column::Finding, Severity::Fail, true) => {
+                    cell.fg(Color::Red).add_attribute(Attribute::Bold)
+                }
+                (Column::Finding, Severity::Warn, true) => cell.fg(Color::Yellow),
+                _ => cell,
+            }
+        }));
+    }
+    for (index, column) in columns.iter().enumerate() {
+        if column.is_number() {
+            if let Some(c) = table.column_mut(index) {
+                c.set_cell_alignment(CellAlignment::Right);
             }
         }
-        // Wrap cells only when the table is wider than the terminal.
-        let natural = table.to_string();
-        if natural
-            .lines()
-            .any(|l| l.chars().count() > usize::from(style.width))
-        {
-            table.set_content_arrangement(ContentArrangement::Dynamic);
-            table.set_width(style.width);
-            let _ = writeln!(out, "{table}");
-        } else {
-            let _ = writeln!(out, "{natural}");
-        }
-        let more = verdict.findings.len().saturating_sub(top);
-        if more > 0 {
-            let _ = writeln!(
-                out,
-                "  … and {more} more findings (report.json has them all)"
-            );
-        }
     }
-    for w in &verdict.workloads {
-        for note in &w.notes {
-            let _ = writeln!(out, "  note ({}): {}", printable(&w.name), printable(note));
-        }
-    }
-    out
+    table
 }

@@ -10,10 +10,9 @@ use crate::gate::verdict::{
     Counts, EnvironmentSummary, Finding, FindingGroup, FindingKind, FindingPriority, OpRef,
     Outcome, Severity, TimelineRow, VERDICT_SCHEMA_VERSION, Verdict, WorkloadSummary,
 };
-use crate::render::terminal::Style;
 use crate::render::text::escape;
 
-fn finding(name: &str, severity: Severity, kind: FindingKind, impact: f64) -> Finding {
+pub(super) fn finding(name: &str, severity: Severity, kind: FindingKind, impact: f64) -> Finding {
     Finding {
         rule: "regression".to_string(),
         severity,
@@ -45,7 +44,7 @@ fn finding(name: &str, severity: Severity, kind: FindingKind, impact: f64) -> Fi
     }
 }
 
-fn verdict(findings: Vec<Finding>) -> Verdict {
+pub(super) fn verdict(findings: Vec<Finding>) -> Verdict {
     let side = |gpus: &str, runtime: &str| EnvironmentSummary {
         gpus: gpus.to_string(),
         hardware: None,
@@ -106,7 +105,7 @@ fn verdict(findings: Vec<Finding>) -> Verdict {
     verdict
 }
 
-fn small_verdict() -> Verdict {
+pub(super) fn small_verdict() -> Verdict {
     let mut regression = finding("aten::mm", Severity::Fail, FindingKind::Regression, 3.1);
     regression.priority = FindingPriority::Critical;
     regression.path_a = Some("Fuse the bias add into the GEMM epilogue.".to_string());
@@ -225,26 +224,6 @@ fn summary_snapshot() {
     insta::assert_snapshot!(text);
 }
 
-fn terminal(top: usize, color: bool, width: u16) -> String {
-    render_terminal(&small_verdict(), top, Style { color, width })
-}
-
-#[test]
-fn terminal_table() {
-    insta::assert_snapshot!(terminal(10, false, 120));
-}
-
-#[test]
-fn terminal_table_wraps_to_the_width() {
-    let text = terminal(2, false, 80);
-    assert!(
-        text.lines().skip(2).all(|l| l.chars().count() <= 80),
-        "{text}"
-    );
-    assert!(text.contains("… and 1 more findings"));
-    assert!(terminal(10, true, 120).starts_with("\x1b[1;31m❌ tracegate: fail"));
-}
-
 #[test]
 fn headlines_lose_their_status_prefix() {
     assert_eq!(
@@ -349,35 +328,6 @@ fn fences_outgrow_backtick_runs() {
     let long: String = (0..500).map(|i| format!("+kernel_{i}\n")).collect();
     let block = fenced_diff(&long);
     assert!(block.contains("… 420 more lines"));
-}
-
-#[test]
-fn terminal_table_neutralises_control_characters() {
-    let name = "evil\u{1b}]0;x\u{7}\u{1b}[2J\r\n::add-mask::s \u{202e}fdp.exe ##[error]y";
-    let mut f = finding(name, Severity::Fail, FindingKind::Regression, 2.0);
-    f.unit = "µs\u{1b}[31m".to_string();
-    let mut v = verdict(vec![f]);
-    v.headline = format!("❌ 1 regression: {name}");
-    v.workloads[0].notes.push(format!("note {name}"));
-    let text = render_terminal(
-        &v,
-        10,
-        Style {
-            color: false,
-            width: 200,
-        },
-    );
-    assert!(
-        text.chars().all(|c| c == '\n' || !c.is_control()),
-        "{text:?}"
-    );
-    assert!(!text.contains('\u{202e}'), "{text}");
-    assert!(text.contains("evil\\u{1b}]0;x\\u{7}"), "{text}");
-    assert!(text.contains("\\u{202e}fdp.exe"), "{text}");
-    for line in text.lines() {
-        assert!(!line.trim_start().starts_with("::"), "{line}");
-        assert!(!line.contains("##["), "{line}");
-    }
 }
 
 #[test]

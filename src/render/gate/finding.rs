@@ -45,6 +45,7 @@ pub(crate) fn kind_label(kind: FindingKind) -> &'static str {
         FindingKind::Budget => "budget",
         FindingKind::NothingToCompare => "nothing to compare",
         FindingKind::Integrity => "integrity",
+        FindingKind::Policy => "policy",
     }
 }
 
@@ -61,6 +62,7 @@ fn severity_icon(severity: Severity) -> &'static str {
     match severity {
         Severity::Fail => "❌",
         Severity::Warn => "⚠️",
+        Severity::Accepted => "☑️",
         Severity::Info => "ℹ️",
     }
 }

@@ -40,8 +40,14 @@ pub fn render_terminal(verdict: &Verdict, top: usize, style: Style) -> String {
     let c = &verdict.counts;
     let _ = writeln!(
         out,
-        "  regressions {} · warnings {} · improvements {} · unchanged {} · new ops {} · missing ops {}",
-        c.regressions, c.warnings, c.improvements, c.unchanged, c.new, c.missing
+        "  regressions {} · warnings {} · improvements {} · unchanged {} · new ops {} · missing ops {}{}",
+        c.regressions,
+        c.warnings,
+        c.improvements,
+        c.unchanged,
+        c.new,
+        c.missing,
+        accepted_count(c.accepted)
     );
     if !verdict.findings.is_empty() && top > 0 {
         let mut table = Table::new();
@@ -68,6 +74,7 @@ pub fn render_terminal(verdict: &Verdict, top: usize, style: Style) -> String {
             let finding = match f.severity {
                 Severity::Fail => paint("31", &format!("FAIL {}", row.kind)),
                 Severity::Warn => paint("33", &format!("warn {}", row.kind)),
+                Severity::Accepted => paint("36", &format!("accepted {}", row.kind)),
                 Severity::Info => format!("info {}", row.kind),
             };
             table.add_row(vec![
@@ -113,4 +120,13 @@ pub fn render_terminal(verdict: &Verdict, top: usize, style: Style) -> String {
         }
     }
     out
+}
+
+/// ` · accepted N` when findings were accepted, else nothing.
+fn accepted_count(accepted: usize) -> String {
+    if accepted == 0 {
+        String::new()
+    } else {
+        format!(" · accepted {accepted}")
+    }
 }

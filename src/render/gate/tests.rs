@@ -41,6 +41,7 @@ fn finding(name: &str, severity: Severity, kind: FindingKind, impact: f64) -> Fi
         path_b: None,
         kernel_diff: None,
         replay_package: None,
+        accepted: None,
     }
 }
 
@@ -71,6 +72,7 @@ fn verdict(findings: Vec<Finding>) -> Verdict {
             unchanged: 40,
             new: 0,
             missing: 0,
+            accepted: 0,
         },
         workloads: vec![WorkloadSummary {
             name: "bert".to_string(),
@@ -171,6 +173,7 @@ fn comment_snapshot_cross_platform() {
         unchanged: 80,
         new: 0,
         missing: 1,
+        accepted: 0,
     };
     let mut llama = v.workloads[0].clone();
     llama.name = "llama".to_string();

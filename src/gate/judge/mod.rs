@@ -25,8 +25,10 @@
 //! false-discovery control; `timeline.rs` the timeline rules; `limits.rs`
 //! the efficiency floors and budgets; `integrity.rs` the coverage rule that
 //! makes a verdict inconclusive; `findings.rs` builds findings;
-//! `summary.rs` the workload summaries and the headline.
+//! `summary.rs` the workload summaries and the headline; `accept.rs`
+//! accepted regressions and warnings about policy entries that did nothing.
 
+mod accept;
 mod findings;
 mod integrity;
 mod limits;
@@ -43,6 +45,8 @@ use crate::gate::verdict::{
     Counts, FindingKind, Outcome, Severity, VERDICT_SCHEMA_MINOR, VERDICT_SCHEMA_VERSION, Verdict,
 };
 
+pub use accept::JudgeOptions;
+use accept::{apply_accepts, unmatched_entries};
 use findings::nothing_to_compare;
 use rows::false_discovery_control;
 use summary::{headline, op_key_text, summary};
@@ -69,8 +73,15 @@ pub enum Workload<'a> {
     OnlyCandidate(String),
 }
 
-/// Judges workloads by a policy.
+/// Judges workloads by a policy (no `--accept` entries, no expiry dates
+/// judged: see [`judge_with`]).
 pub fn judge(workloads: &[Workload], policy: &Policy) -> Verdict {
+    judge_with(workloads, policy, &JudgeOptions::default())
+}
+
+/// Judges workloads by a policy, with today's date (expiring `accept`
+/// entries) and accept entries from the command line.
+pub fn judge_with(workloads: &[Workload], policy: &Policy, options: &JudgeOptions) -> Verdict {
     let mut findings = Vec::new();
     let mut pending = Vec::new();
     let mut summaries = Vec::new();
@@ -114,6 +125,8 @@ pub fn judge(workloads: &[Workload], policy: &Policy) -> Verdict {
         pending,
         policy.noise.false_discovery_rate,
     ));
+    apply_accepts(&mut findings, policy, options);
+    findings.extend(unmatched_entries(workloads, policy, options));
     // Rows flagged only by findings that did not survive FDR count as unchanged.
     for summary in &mut summaries {
         let flagged: std::collections::BTreeSet<String> = findings
@@ -151,6 +164,10 @@ pub fn judge(workloads: &[Workload], policy: &Policy) -> Verdict {
     counts.failures = findings
         .iter()
         .filter(|f| f.severity == Severity::Fail)
+        .count();
+    counts.accepted = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Accepted)
         .count();
     let failing = |integrity: bool| {
         findings.iter().any(|f| {

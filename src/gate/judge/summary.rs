@@ -35,6 +35,11 @@ pub(super) fn headline(verdict: &Verdict) -> String {
                 plural(c.warnings)
             )
         }
+        Outcome::Pass if c.accepted > 0 => format!(
+            "☑️ tracegate: passed with {} accepted finding{}: {top}",
+            c.accepted,
+            plural(c.accepted)
+        ),
         Outcome::Pass => format!(
             "✅ tracegate: no regressions ({} ops unchanged)",
             c.unchanged

@@ -114,12 +114,31 @@ pub fn render_terminal(verdict: &Verdict, top: usize, style: Style) -> String {
             );
         }
     }
+    accepted_lines(verdict, &mut out);
     for w in &verdict.workloads {
         for note in &w.notes {
             let _ = writeln!(out, "  note ({}): {}", printable(&w.name), printable(note));
         }
     }
     out
+}
+
+/// One line per accept entry that covered findings: which, and why.
+fn accepted_lines(verdict: &Verdict, out: &mut String) {
+    let mut seen: Vec<(&str, &str, &str)> = Vec::new();
+    for a in verdict.findings.iter().filter_map(|f| f.accepted.as_ref()) {
+        let key = (a.by.as_str(), a.matcher.as_str(), a.reason.as_str());
+        if !seen.contains(&key) {
+            seen.push(key);
+            let _ = writeln!(
+                out,
+                "  accepted ({}, {}): {}",
+                printable(&a.by),
+                printable(&a.matcher),
+                printable(&a.reason)
+            );
+        }
+    }
 }
 
 /// ` · accepted N` when findings were accepted, else nothing.

@@ -231,3 +231,76 @@ fn policy_warning(policy: &Policy, rule: &str, message: String) -> Finding {
     finding.priority = FindingPriority::Low;
     finding
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gate::verdict::OpRef;
+
+    fn finding(rule: &str, kind: FindingKind, op: Option<&str>) -> Finding {
+        let mut finding = nothing_to_compare(&Policy::default(), "w", "m".to_string());
+        finding.rule = rule.to_string();
+        finding.kind = kind;
+        finding.metric = "busy_time".to_string();
+        finding.op = op.map(|name| OpRef {
+            name: name.to_string(),
+            category: "GEMM".to_string(),
+            ..OpRef::default()
+        });
+        finding
+    }
+
+    #[test]
+    fn entries_cover_ops_rules_or_both() {
+        let mm = finding("regression", FindingKind::Regression, Some("aten::mm"));
+        let busy = finding("timeline[0]", FindingKind::Timeline, None);
+        let by_name = Accept::from_arg("aten::*mm", "").unwrap();
+        assert!(covers(&by_name, &mm));
+        assert!(!covers(&by_name, &busy));
+        let by_rule = Accept::from_arg("rule:timeline.busy_time", "").unwrap();
+        assert!(covers(&by_rule, &busy));
+        assert!(!covers(&by_rule, &mm));
+        assert!(covers(
+            &Accept::from_arg("rule:regression", "").unwrap(),
+            &mm
+        ));
+        let mut both = by_name.clone();
+        both.rule = by_rule.rule.clone();
+        assert!(!covers(&both, &mm) && !covers(&both, &busy));
+    }
+
+    #[test]
+    fn accepting_keeps_the_finding_and_its_old_severity() {
+        let mut policy = Policy::default();
+        policy.accept.push(Accept {
+            expires: Date::parse("2025-06-30").ok(),
+            ..Accept::from_arg("aten::mm", "#12").unwrap()
+        });
+        let mut findings = vec![
+            finding("regression", FindingKind::Regression, Some("aten::mm")),
+            finding("regression", FindingKind::Regression, Some("aten::bmm")),
+        ];
+        let on = |day: &str| JudgeOptions {
+            today: Date::parse(day).ok(),
+            accept: Vec::new(),
+        };
+        let mut before = findings.clone();
+        apply_accepts(&mut before, &policy, &on("2025-06-30"));
+        assert_eq!(before.len(), 2);
+        assert_eq!(before[0].severity, Severity::Accepted);
+        let acceptance = before[0].accepted.as_ref().unwrap();
+        assert_eq!(acceptance.by, "accept[0]");
+        assert_eq!(acceptance.severity, Severity::Fail);
+        assert_eq!(acceptance.expires.as_deref(), Some("2025-06-30"));
+        assert_eq!(before[1].severity, Severity::Fail);
+        apply_accepts(&mut findings, &policy, &on("2025-07-01"));
+        assert_eq!(findings.len(), 3);
+        assert_eq!(findings[0].severity, Severity::Fail);
+        assert_eq!(findings[2].kind, FindingKind::Policy);
+        assert_eq!(
+            findings[2].message,
+            "accept[0] (`name=aten::mm`) expired on 2025-06-30: it accepts nothing now; renew \
+             its `expires` or remove it"
+        );
+    }
+}

@@ -123,7 +123,7 @@ pub struct Acceptance {
     /// The severity the finding had before it was accepted.
     pub severity: Severity,
     /// The entry's expiry date (`YYYY-MM-DD`), when it has one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub expires: Option<String>,
 }
 
@@ -173,8 +173,8 @@ pub struct Finding {
     /// Replay package written for this finding (relative to the out dir).
     pub replay_package: Option<String>,
     /// Set when an accept entry covers the finding (its severity is then
-    /// [`Severity::Accepted`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// [`Severity::Accepted`]). Absent in a report.json before schema minor 2.
+    #[serde(default)]
     pub accepted: Option<Acceptance>,
 }
 

@@ -1142,7 +1142,8 @@ fn a_module_matcher_on_a_trace_without_modules_says_what_the_profiler_needs() {
         .arg(&plain)
         .arg("--out-dir")
         .arg(dir.path().join("out"))
-        .assert();
+        .assert()
+        .code(0);
     let report: Value = serde_json::from_str(
         &std::fs::read_to_string(dir.path().join("out/report.json")).expect("report.json"),
     )

@@ -528,3 +528,69 @@ fn without_cargo_or_rustup_the_build_fails_saying_how_to_pin() {
     );
     assert!(!text.contains("command not found"), "{text}");
 }
+
+/// `action/accepts.sh` in a repository whose head commit has `trailers`,
+/// with a pull-request event labelled `labels`: what it prints.
+fn accepts(trailers: &str, labels: &[&str]) -> String {
+    let dir = TempDir::new().expect("temp dir");
+    let git = |args: &[&str]| {
+        let output = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .expect("git");
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8(output.stdout).expect("UTF-8")
+    };
+    git(&["init", "-q"]);
+    let message = format!("a change\n\n{trailers}");
+    git(&["commit", "-q", "--allow-empty", "-m", &message]);
+    let head = git(&["rev-parse", "HEAD"]).trim().to_string();
+    let names: Vec<String> = labels
+        .iter()
+        .map(|name| format!("{{\"name\": {}}}", serde_json::Value::from(*name)))
+        .collect();
+    let event = dir.path().join("event.json");
+    fs::write(
+        &event,
+        format!(
+            "{{\"pull_request\": {{\"labels\": [{}]}}}}",
+            names.join(", ")
+        ),
+    )
+    .expect("write event");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("action/accepts.sh");
+    let output = Command::new("bash")
+        .arg(script)
+        .current_dir(dir.path())
+        .env("ACCEPT_TRAILERS", "true")
+        .env("ACCEPT_LABEL", "tracegate-accept")
+        .env("HEAD_SHA", &head)
+        .env("GITHUB_EVENT_PATH", &event)
+        .output()
+        .expect("bash");
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8(output.stdout)
+        .expect("UTF-8")
+        .replace(&head[..12], "HEAD")
+}
+
+#[test]
+fn trailers_and_labels_become_accept_entries() {
+    assert_eq!(accepts("Signed-off-by: t <t@t>", &["bug"]), "");
+    assert_eq!(
+        accepts(
+            "Tracegate-Accept: aten::mm\nTracegate-Accept: rule:timeline.*",
+            &["bug", "tracegate-accept:aten::bmm", "tracegate-accept"]
+        ),
+        "reason=Tracegate-Accept trailer of HEAD; PR label tracegate-accept:aten::bmm; \
+         PR label tracegate-accept\n\
+         accept=aten::mm\naccept=rule:timeline.*\naccept=aten::bmm\naccept=rule:*\n"
+    );
+    // Whatever a trailer holds is one argument, never shell code.
+    assert_eq!(
+        accepts("Tracegate-Accept: $(touch pwned) `id`; x", &[]),
+        "reason=Tracegate-Accept trailer of HEAD\naccept=$(touch pwned) `id`; x\n"
+    );
+}

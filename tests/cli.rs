@@ -978,3 +978,198 @@ fn snapshot_help_names_the_file_that_pairs_in_a_directory_check() {
     // whole-graph row.
     assert_eq!(workloads[0]["matched"], 6);
 }
+
+// ------------------------------------------------- accepting a regression
+
+/// `check` of the bundled example (eight aten::mm slowdowns and the busy
+/// time they add) with `args`, writing into `out`; its report.json.
+fn example_check(out: &Path, args: &[&str]) -> (Assert, Value) {
+    let assert = tracegate()
+        .args(["check", "--quiet", "--color", "never", "--baseline"])
+        .arg(examples("baseline.json.gz"))
+        .arg("--candidate")
+        .arg(examples("candidate.json.gz"))
+        .arg("--out-dir")
+        .arg(out)
+        .args(args)
+        .assert();
+    let report = serde_json::from_str(
+        &std::fs::read_to_string(out.join("report.json")).expect("report.json"),
+    )
+    .expect("JSON");
+    (assert, report)
+}
+
+fn findings_of<'a>(report: &'a Value, severity: &str) -> Vec<&'a Value> {
+    report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["severity"] == severity)
+        .collect()
+}
+
+#[test]
+fn accepted_regressions_are_shown_and_do_not_fail() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (assert, report) = example_check(dir.path(), &[]);
+    assert.code(1);
+    assert!(!findings_of(&report, "fail").is_empty());
+    // The candidate's snapshot is kept, to promote to the next baseline.
+    assert!(dir.path().join("candidate.snapshot.json.gz").is_file());
+
+    let (assert, report) = example_check(
+        dir.path(),
+        &[
+            "--accept",
+            "aten::mm",
+            "--accept",
+            "rule:timeline.computation_time",
+            "--accept-reason",
+            "Tracegate-Accept trailer of abc123",
+        ],
+    );
+    let stdout = stdout_of(&assert.code(0));
+    assert!(findings_of(&report, "fail").is_empty(), "{report}");
+    let accepted = findings_of(&report, "accepted");
+    assert_eq!(report["counts"]["accepted"], accepted.len());
+    assert!(accepted.len() >= 9, "{}", accepted.len());
+    for finding in &accepted {
+        assert_eq!(finding["accepted"]["by"], "--accept");
+        assert_eq!(
+            finding["accepted"]["reason"],
+            "Tracegate-Accept trailer of abc123"
+        );
+        assert!(
+            finding["accepted"]["severity"] == "fail" || finding["accepted"]["severity"] == "warn"
+        );
+    }
+    assert_eq!(report["schema_minor"], 2);
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.contains("accepted") && l.contains("aten::mm")),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("accepted (--accept, name=aten::mm): Tracegate-Accept trailer of abc123"),
+        "{stdout}"
+    );
+    let comment = std::fs::read_to_string(dir.path().join("comment.md")).expect("comment");
+    assert!(
+        comment
+            .contains("accepted by --accept (name=aten::mm): Tracegate-Accept trailer of abc123"),
+        "{comment}"
+    );
+    // `comment` reads the accepted severity back.
+    tracegate()
+        .args(["comment", "--report"])
+        .arg(dir.path().join("report.json"))
+        .assert()
+        .code(0);
+}
+
+#[test]
+fn policy_accept_entries_expire_and_unused_entries_warn() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let policy = dir.path().join("policy.yaml");
+    std::fs::write(
+        &policy,
+        "version: 1\n\
+         budgets:\n  - match: {name: \"aten::no_such_op\"}\n    max_count: 3\n\
+         accept:\n  - match: {name: \"aten::mm\"}\n    reason: \"#12 on purpose\"\n    expires: 2999-12-31\n\
+         \x20 - rule: \"timeline.*\"\n    reason: follows from aten::mm\n\
+         \x20 - match: {name: \"aten::*\"}\n    reason: long ago\n    expires: 2000-01-01\n",
+    )
+    .expect("write policy");
+    let policy = policy.to_str().expect("UTF-8 path");
+    let out = dir.path().join("out");
+    let (assert, report) = example_check(&out, &["--policy", policy]);
+    assert.code(0);
+    let mut warnings: Vec<String> = findings_of(&report, "warn")
+        .iter()
+        .filter(|f| f["kind"] == "policy")
+        .map(|f| f["message"].as_str().unwrap().to_string())
+        .collect();
+    warnings.sort();
+    assert_eq!(
+        warnings,
+        [
+            format!(
+                "accept[2] (`name=aten::*`, {policy}:11) expired on 2000-01-01: it accepts \
+                 nothing now; renew its `expires` or remove it"
+            ),
+            format!(
+                "budgets[0] (`name=aten::no_such_op`, {policy}:3) matches no op in any workload: \
+                 check its patterns against the report's op names, or remove it"
+            ),
+        ]
+    );
+    let accepted = findings_of(&report, "accepted");
+    assert!(accepted.iter().any(|f| f["accepted"]["by"] == "accept[0]"));
+    assert!(accepted.iter().any(|f| f["accepted"]["by"] == "accept[1]"));
+    assert!(!accepted.iter().any(|f| f["accepted"]["by"] == "accept[2]"));
+}
+
+#[test]
+fn a_bad_accept_pattern_is_a_usage_error() {
+    assert_input_error(
+        tracegate()
+            .args(["check", "--accept", "re:(", "--baseline"])
+            .arg(examples("baseline.json.gz"))
+            .arg("--candidate")
+            .arg(examples("candidate.json.gz"))
+            .assert(),
+        &["--accept re:(: invalid regex"],
+    );
+}
+
+#[test]
+fn a_module_matcher_on_a_trace_without_modules_says_what_the_profiler_needs() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let policy = dir.path().join("policy.yaml");
+    std::fs::write(
+        &policy,
+        "version: 1\nignore:\n  - module: \"**/Attention*\"\n",
+    )
+    .expect("write policy");
+    // The small trace without its nn.Module events: no op has a module path.
+    let mut trace: Value =
+        serde_json::from_str(&std::fs::read_to_string(small_cuda()).expect("read")).expect("JSON");
+    trace["traceEvents"]
+        .as_array_mut()
+        .expect("events")
+        .retain(|e| e["cat"] != "python_function");
+    let plain = dir.path().join("plain.json");
+    std::fs::write(&plain, trace.to_string()).expect("write trace");
+    tracegate()
+        .args(["check", "--quiet", "--policy"])
+        .arg(&policy)
+        .arg("--baseline")
+        .arg(&plain)
+        .arg("--candidate")
+        .arg(&plain)
+        .arg("--out-dir")
+        .arg(dir.path().join("out"))
+        .assert()
+        .code(0);
+    let report: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("out/report.json")).expect("report.json"),
+    )
+    .expect("JSON");
+    let messages: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "policy")
+        .map(|f| f["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert!(
+        messages[0].starts_with("ignore[0] (`module=**/Attention*`, ")
+            && messages[0].contains("policy.yaml:3) matches no op: it names a `module`")
+            && messages[0].contains("with_stack=True, with_modules=True"),
+        "{}",
+        messages[0]
+    );
+}

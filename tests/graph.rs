@@ -600,7 +600,7 @@ fn vllm_trace_without_its_replayed_kernels_is_inconclusive() {
     let gate = check(&base, &empty, &[]);
     assert_eq!(gate.code, 1, "{}", gate.stdout);
     assert_eq!(gate.report["outcome"], "inconclusive");
-    assert_eq!(gate.report["schema_minor"], 1);
+    assert_eq!(gate.report["schema_minor"], 2);
     let first = &gate.findings()[0];
     assert_eq!(first["kind"], "integrity");
     let message = first["message"].as_str().expect("message");

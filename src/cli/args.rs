@@ -154,6 +154,18 @@ pub(super) struct CheckArgs {
     #[arg(long, default_value = "default", value_name = "KEY")]
     pub(super) comment_key: String,
 
+    /// Accept the fail and warn findings of these ops (a name, glob or
+    /// re:regex, as a policy's `match: {name: …}`) or, as `rule:PATTERN`, of
+    /// these rules (`rule:timeline.*`): shown as accepted, not failing.
+    /// Repeatable; the Action passes Tracegate-Accept commit trailers and
+    /// PR labels here.
+    #[arg(long, value_name = "PATTERN")]
+    pub(super) accept: Vec<String>,
+
+    /// Why the `--accept` entries are intended (shown with their findings).
+    #[arg(long, value_name = "TEXT", requires = "accept")]
+    pub(super) accept_reason: Option<String>,
+
     /// How many findings the terminal table lists.
     #[arg(long, default_value_t = 15, value_name = "N")]
     pub(super) top: usize,

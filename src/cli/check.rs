@@ -12,7 +12,7 @@ use tracegate::analysis::graph::Capture;
 use tracegate::analysis::hardware::Hardware;
 use tracegate::analysis::profile::{GraphRole, Profile};
 use tracegate::gate::compare::{self, CompareOptions};
-use tracegate::gate::judge::{self, Workload};
+use tracegate::gate::judge::{self, JudgeOptions, Workload};
 use tracegate::gate::policy::{HardwareChoice, Policy};
 use tracegate::gate::snapshot::{self, Snapshot};
 use tracegate::gate::verdict::Verdict;
@@ -271,6 +271,7 @@ pub fn check(
     policy: &Policy,
     read: &ReadOptions,
     out_dir: Option<&Path>,
+    options: &JudgeOptions,
 ) -> Result<Verdict, Failure> {
     let pairs = pair_inputs(baselines, candidate, captures)?;
     let mut sides: Vec<(String, Vec<Side>, Option<Side>)> = Vec::new();
@@ -316,7 +317,7 @@ pub fn check(
         };
         workloads.push(workload);
     }
-    let mut verdict = judge::judge(&workloads, policy);
+    let mut verdict = judge::judge_with(&workloads, policy, options);
     if let Some(dir) = out_dir {
         write_candidate_snapshots(&sides, candidate.is_dir(), dir)?;
         write_replay_packages(&mut verdict, &sides, policy, dir)?;

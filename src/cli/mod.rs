@@ -22,7 +22,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 use tracegate::analysis::analyse::{self};
 use tracegate::analysis::hardware::{self, Catalog};
 use tracegate::analysis::profile::Profile;
-use tracegate::gate::policy::{self, Pattern, Policy};
+use tracegate::echo;
+use tracegate::gate::judge::JudgeOptions;
+use tracegate::gate::policy::{self, Accept, Date, Pattern, Policy};
 use tracegate::gate::snapshot;
 use tracegate::gate::verdict::{VERDICT_SCHEMA_VERSION, Verdict};
 use tracegate::publish::github;
@@ -212,6 +214,19 @@ fn check_command(args: &CheckArgs) -> Result<u8, Failure> {
         Some(path) => Policy::load(path).map_err(|e| Failure::input(e.to_string()))?,
         None => Policy::default(),
     };
+    let reason = args.accept_reason.as_deref().unwrap_or("");
+    let accept = args
+        .accept
+        .iter()
+        .map(|text| {
+            Accept::from_arg(text, reason)
+                .map_err(|e| Failure::input(format!("--accept {}: {}", echo::message(text), e)))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let options = JudgeOptions {
+        today: Some(today()),
+        accept,
+    };
     let verdict = check::check(
         &args.baseline,
         &args.candidate,
@@ -225,6 +240,7 @@ fn check_command(args: &CheckArgs) -> Result<u8, Failure> {
             limits: args.load.limits(),
         },
         args.out_dir.as_deref(),
+        &options,
     )?;
     let annotations = check::write_outputs(
         &verdict,
@@ -251,6 +267,14 @@ fn check_command(args: &CheckArgs) -> Result<u8, Failure> {
         return publish(&args.publish, &args.comment_key, &verdict, &comment);
     }
     Ok(verdict.outcome.exit_code())
+}
+
+/// Today's date (UTC), from the clock: `accept` entries expire by it.
+fn today() -> Date {
+    let seconds = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    Date::from_unix_days(i64::try_from(seconds / 86_400).unwrap_or(i64::MAX))
 }
 
 fn comment_command(args: &CommentArgs) -> Result<u8, Failure> {

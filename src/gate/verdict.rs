@@ -12,8 +12,10 @@ use serde::{Deserialize, Serialize};
 pub const VERDICT_SCHEMA_VERSION: u32 = 1;
 
 /// Compatible additions to that version: 1 added the `inconclusive`
-/// outcome and the `integrity` finding kind; 2 the finding `groups` and the
-/// group counts (`failing_groups`, `warning_groups`).
+/// outcome and the `integrity` finding kind; 2 the finding `groups`, the
+/// group counts (`failing_groups`, `warning_groups`), the `accepted`
+/// severity, a finding's `accepted`, `counts.accepted` and the `policy`
+/// finding kind.
 pub const VERDICT_SCHEMA_MINOR: u32 = 2;
 
 /// How much a finding matters, as the policy rule that raised it says.
@@ -24,6 +26,11 @@ pub enum Severity {
     Fail,
     /// Reported, gate still passes.
     Warn,
+    /// A fail or warn finding an `accept` entry or `--accept` covers: shown
+    /// as accepted, never failing. Only the judge sets it: a policy rule
+    /// cannot ask for it.
+    #[serde(skip_deserializing)]
+    Accepted,
     /// For information.
     Info,
 }
@@ -34,6 +41,7 @@ impl Severity {
         match self {
             Severity::Fail => "fail",
             Severity::Warn => "warn",
+            Severity::Accepted => "accepted",
             Severity::Info => "info",
         }
     }
@@ -68,6 +76,9 @@ pub enum FindingKind {
     /// The trace cannot support a verdict: too little GPU time in the rows
     /// the gate judges, or the trace says it is under-recorded.
     Integrity,
+    /// A policy entry that did nothing: a matcher that selects no row in any
+    /// workload, or an `accept` entry past its expiry date.
+    Policy,
 }
 
 /// The op a finding is about.
@@ -101,12 +112,30 @@ pub enum FindingPriority {
     Low,
 }
 
+/// Why a finding is accepted: the entry that covers it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Acceptance {
+    /// Which entry: `accept[0]` in the policy, or `--accept` (the command
+    /// line, where the Action passes commit trailers and PR labels).
+    pub by: String,
+    /// The entry's matcher, as written (`name=aten::mm`, `rule=timeline*`).
+    pub matcher: String,
+    /// Why the change is intended.
+    pub reason: String,
+    /// The severity the finding had before it was accepted.
+    pub severity: Severity,
+    /// The entry's expiry date (`YYYY-MM-DD`), when it has one.
+    #[serde(default)]
+    pub expires: Option<String>,
+}
+
 /// One finding.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Finding {
     /// The policy rule that raised it (e.g. `regression`, `budgets[2]`, `timeline.idle_percent`).
     pub rule: String,
     /// Its severity.
+    #[serde(deserialize_with = "report_severity")]
     pub severity: Severity,
     /// What kind of change.
     pub kind: FindingKind,
@@ -145,6 +174,26 @@ pub struct Finding {
     pub kernel_diff: Option<String>,
     /// Replay package written for this finding (relative to the out dir).
     pub replay_package: Option<String>,
+    /// Set when an accept entry covers the finding (its severity is then
+    /// [`Severity::Accepted`]). Absent in a report.json before schema minor 2.
+    #[serde(default)]
+    pub accepted: Option<Acceptance>,
+}
+
+/// A finding's severity as report.json writes it: [`Severity`]'s names and
+/// `accepted`, which policies cannot write.
+fn report_severity<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Severity, D::Error> {
+    let name = String::deserialize(d)?;
+    match name.as_str() {
+        "fail" => Ok(Severity::Fail),
+        "warn" => Ok(Severity::Warn),
+        "accepted" => Ok(Severity::Accepted),
+        "info" => Ok(Severity::Info),
+        other => Err(serde::de::Error::unknown_variant(
+            other,
+            &["fail", "warn", "accepted", "info"],
+        )),
+    }
 }
 
 /// Baseline or candidate environment, for the comment's environment table.
@@ -225,6 +274,9 @@ pub struct Counts {
     /// Groups of severity `warn`.
     #[serde(default)]
     pub warning_groups: usize,
+    /// Findings an accept entry covers (they do not fail the gate).
+    #[serde(default)]
+    pub accepted: usize,
 }
 
 /// Findings of one kind about one op in one workload, shown as one line
@@ -241,6 +293,7 @@ pub struct FindingGroup {
     /// The findings' kind.
     pub kind: FindingKind,
     /// The most severe of its findings.
+    #[serde(deserialize_with = "report_severity")]
     pub severity: Severity,
     /// Indices into [`Verdict::findings`], most important first.
     pub findings: Vec<usize>,

@@ -28,7 +28,7 @@ pub struct OutputPaths<'a> {
 }
 
 /// The text to append to `$GITHUB_OUTPUT`: `verdict` (`pass`, `fail` or `inconclusive`),
-/// `regressions`, `warnings`, `failures`, `improvements`, `headline`, and
+/// `regressions`, `warnings`, `failures`, `improvements`, `accepted`, `headline`, and
 /// `report-path`, `comment-path`, `summary-path` for the files given. A value
 /// holding a line break is written in the `key<<DELIMITER` form, with a
 /// delimiter that does not occur in it.
@@ -40,6 +40,7 @@ pub fn github_output_lines(verdict: &Verdict, paths: &OutputPaths<'_>) -> String
         ("warnings", c.warnings.to_string()),
         ("failures", c.failures.to_string()),
         ("improvements", c.improvements.to_string()),
+        ("accepted", c.accepted.to_string()),
         ("headline", verdict.headline.clone()),
     ];
     for (key, path) in [
@@ -169,6 +170,7 @@ mod tests {
             path_b: None,
             kernel_diff: None,
             replay_package: None,
+            accepted: None,
         }
     }
 
@@ -206,7 +208,7 @@ mod tests {
         );
         assert_eq!(
             text,
-            "verdict=fail\nregressions=1\nwarnings=0\nfailures=1\nimprovements=0\n\
+            "verdict=fail\nregressions=1\nwarnings=0\nfailures=1\nimprovements=0\naccepted=0\n\
              headline=❌ 1 regression fails the gate\n\
              report-path=out/report.json\ncomment-path=out/comment.md\n"
         );

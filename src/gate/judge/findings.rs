@@ -38,6 +38,7 @@ pub(super) fn nothing_to_compare(policy: &Policy, workload: &str, message: Strin
         path_b: None,
         kernel_diff: None,
         replay_package: None,
+        accepted: None,
     }
 }
 
@@ -90,6 +91,7 @@ pub(super) fn op_finding(
         path_b: is_slowdown.then_some(path_b),
         kernel_diff: None,
         replay_package: None,
+        accepted: None,
     }
 }
 

@@ -26,8 +26,11 @@
 //! the efficiency floors and budgets; `integrity.rs` the coverage rule that
 //! makes a verdict inconclusive; `findings.rs` builds findings;
 //! `groups.rs` groups the final findings by op (one line per op, with its
-//! advice); `summary.rs` the workload summaries and the headline.
+//! advice); `summary.rs` the workload summaries and the headline;
+//! `accept.rs` accepted regressions and warnings about policy entries that
+//! did nothing.
 
+mod accept;
 mod findings;
 mod groups;
 mod integrity;
@@ -47,6 +50,8 @@ use crate::gate::verdict::{
     VERDICT_SCHEMA_VERSION, Verdict,
 };
 
+pub use accept::JudgeOptions;
+use accept::{apply_accepts, unmatched_entries};
 use findings::nothing_to_compare;
 use groups::group_findings;
 use rows::false_discovery_control;
@@ -99,8 +104,15 @@ pub fn verdict_groups(verdict: &Verdict) -> Vec<FindingGroup> {
     }
 }
 
-/// Judges workloads by a policy.
+/// Judges workloads by a policy (no `--accept` entries, no expiry dates
+/// judged: see [`judge_with`]).
 pub fn judge(workloads: &[Workload], policy: &Policy) -> Verdict {
+    judge_with(workloads, policy, &JudgeOptions::default())
+}
+
+/// Judges workloads by a policy, with today's date (expiring `accept`
+/// entries) and accept entries from the command line.
+pub fn judge_with(workloads: &[Workload], policy: &Policy, options: &JudgeOptions) -> Verdict {
     let mut findings = Vec::new();
     let mut pending = Vec::new();
     let mut summaries = Vec::new();
@@ -144,6 +156,8 @@ pub fn judge(workloads: &[Workload], policy: &Policy) -> Verdict {
         pending,
         policy.noise.false_discovery_rate,
     ));
+    apply_accepts(&mut findings, policy, options);
+    findings.extend(unmatched_entries(workloads, policy, options));
     // Rows flagged only by findings that did not survive FDR count as unchanged.
     for summary in &mut summaries {
         let flagged: std::collections::BTreeSet<String> = findings
@@ -183,6 +197,10 @@ pub fn judge(workloads: &[Workload], policy: &Policy) -> Verdict {
     counts.failures = findings
         .iter()
         .filter(|f| f.severity == Severity::Fail)
+        .count();
+    counts.accepted = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Accepted)
         .count();
     let failing = |integrity: bool| {
         findings.iter().any(|f| {

@@ -53,6 +53,12 @@ pub(super) fn headline(verdict: &Verdict) -> String {
             plural(c.warning_groups),
             listed(Severity::Warn)
         ),
+        Outcome::Pass if c.accepted > 0 => format!(
+            "☑️ tracegate: passed with {} accepted finding{}: {}",
+            c.accepted,
+            plural(c.accepted),
+            listed(Severity::Accepted)
+        ),
         Outcome::Pass => format!(
             "✅ tracegate: no regressions ({} op rows unchanged)",
             c.unchanged

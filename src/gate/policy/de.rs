@@ -14,7 +14,8 @@ use serde::Deserialize;
 use serde::de::value::MapAccessDeserializer;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
-use super::limits::{MAX_LIST, MAX_LIST_PATTERNS, MAX_REPLAY_PACKAGES};
+use super::date::Date;
+use super::limits::{MAX_LIST, MAX_LIST_PATTERNS, MAX_REASON_CHARS, MAX_REPLAY_PACKAGES};
 use crate::analysis::ops::category::Category;
 use crate::gate::stats::MAX_RESAMPLES;
 
@@ -364,6 +365,26 @@ pub(super) fn replay_packages<'de, D: Deserializer<'de>>(d: D) -> Result<usize, 
         }
     })?;
     Ok(usize::try_from(n).unwrap_or(MAX_REPLAY_PACKAGES))
+}
+
+pub(super) fn reason<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    checked_str(d, "a reason: why the change is intended", |text| {
+        let text = text.trim();
+        if text.is_empty() {
+            Err("empty: say why the change is intended (a PR, an issue, a sentence)".to_string())
+        } else if text.chars().count() > MAX_REASON_CHARS {
+            Err(format!(
+                "the reason is {} characters long; at most {MAX_REASON_CHARS}",
+                text.chars().count()
+            ))
+        } else {
+            Ok(text.to_string())
+        }
+    })
+}
+
+pub(super) fn opt_date<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Date>, D::Error> {
+    checked_str(d, "a date, YYYY-MM-DD", Date::parse).map(Some)
 }
 
 /// Every category, for parsing names.

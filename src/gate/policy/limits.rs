@@ -32,6 +32,9 @@ pub const MAX_LIST: usize = 1000;
 /// hold up to [`MAX_REGEX_BYTES`].
 pub const MAX_LIST_PATTERNS: usize = 100;
 
+/// The longest `reason` of an accept entry, characters.
+pub const MAX_REASON_CHARS: usize = 500;
+
 /// The longest op-name, shape or module pattern, characters.
 pub const MAX_PATTERN_CHARS: usize = 1000;
 

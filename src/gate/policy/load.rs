@@ -28,7 +28,7 @@ use super::de::{checked_whole, hardware_spec, validated_list};
 use super::limits::{Breach, MAX_POLICY_BYTES, prescan, too_large};
 use super::matcher::OpMatcher;
 use super::model::{
-    Budget, CrossPlatform, DEFAULT_LABEL, DEFAULT_YAML, EfficiencyRule, HardwareChoice,
+    Accept, Budget, CrossPlatform, DEFAULT_LABEL, DEFAULT_YAML, EfficiencyRule, HardwareChoice,
     HardwarePolicy, Integrity, MissingOps, NewOps, Noise, POLICY_VERSION, Policy, Replay, Rule,
     TimelineMetric, TimelineRule,
 };
@@ -88,6 +88,13 @@ impl Default for Policy {
 }
 
 impl Policy {
+    /// The 1-based line of the value at `path` in the policy's text: mapping
+    /// keys and list indices from the top (`["budgets", "2"]`); `None`
+    /// where the text has no such value.
+    pub fn line_of(&self, path: &[&str]) -> Option<usize> {
+        locate(&self.source, path).map(|(line, _)| line)
+    }
+
     /// Parses and validates a policy's text; `label` names it in errors. A
     /// relative `hardware.file` is read from the current directory (use
     /// [`Policy::load`] to read it beside the policy).
@@ -151,6 +158,8 @@ struct PolicyFile {
     replay: Replay,
     #[serde(default)]
     integrity: Integrity,
+    #[serde(default, deserialize_with = "validated_list")]
+    accept: Vec<Accept>,
 }
 
 /// `hardware:` as written; resolved into [`HardwarePolicy`].
@@ -300,6 +309,8 @@ fn parse(text: &str, label: &str, base_dir: Option<&Path>) -> Result<Policy, Pol
         ignore: file.ignore,
         replay: file.replay,
         integrity: file.integrity,
+        accept: file.accept,
+        source: text.to_string(),
     })
 }
 

@@ -343,6 +343,16 @@ fn module_pattern<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Pattern>, D:
     checked_str(d, "an nn.Module path glob or re:regex", Pattern::module).map(Some)
 }
 
+/// An accept entry's `rule:` pattern, matched against finding rule names.
+pub(super) fn rule_pattern<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Pattern>, D::Error> {
+    checked_str(
+        d,
+        "a rule name, glob or re:regex (regression, budgets[0], timeline.*)",
+        Pattern::name,
+    )
+    .map(Some)
+}
+
 fn opt_category<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Category>, D::Error> {
     category(d).map(Some)
 }

@@ -13,7 +13,8 @@
 //! on what a policy may ask for and the look at its text before parsing;
 //! `de.rs` the checks made while deserializing (so errors point at the
 //! value); `probe.rs` field names and value positions asked of serde and
-//! the parser; `matcher.rs` op matching; `summary.rs` what `policy check`
+//! the parser; `matcher.rs` op matching; `date.rs` the dates of `accept`
+//! entries' expiry; `summary.rs` what `policy check`
 //! prints. This one names the public items and the `policy` subcommands'
 //! entry points.
 //!
@@ -22,6 +23,7 @@
 //! hardware of each side, and [`OpMatcher`]s compiled from `match:`
 //! mappings.
 
+mod date;
 mod de;
 mod limits;
 mod load;
@@ -32,16 +34,17 @@ mod summary;
 
 use std::path::Path;
 
+pub use date::Date;
 pub use limits::{
     MAX_ALIASES, MAX_DEPTH, MAX_GLOB_BRACES, MAX_LIST, MAX_LIST_PATTERNS, MAX_PATTERN_CHARS,
-    MAX_POLICY_BYTES, MAX_REGEX_BYTES, MAX_REPLAY_PACKAGES,
+    MAX_POLICY_BYTES, MAX_REASON_CHARS, MAX_REGEX_BYTES, MAX_REPLAY_PACKAGES,
 };
 pub use load::PolicyError;
 pub use matcher::{OpMatcher, Pattern};
 pub use model::{
-    Budget, CrossPlatform, DEFAULT_LABEL, DEFAULT_YAML, EfficiencyRule, Expectation, Expected,
-    HardwareChoice, HardwarePolicy, Integrity, MissingOps, NewOps, Noise, POLICY_VERSION, Policy,
-    RatioRule, Replay, Rule, TimelineMetric, TimelineRule,
+    Accept, Budget, CrossPlatform, DEFAULT_LABEL, DEFAULT_YAML, EfficiencyRule, Expectation,
+    Expected, HardwareChoice, HardwarePolicy, Integrity, MissingOps, NewOps, Noise, POLICY_VERSION,
+    Policy, RatioRule, Replay, Rule, TimelineMetric, TimelineRule,
 };
 pub use summary::Summary;
 

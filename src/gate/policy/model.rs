@@ -7,8 +7,9 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
+use super::date::Date;
 use super::de::{self, Validate};
-use super::matcher::OpMatcher;
+use super::matcher::{OpMatcher, Pattern};
 use crate::analysis::hardware::{Catalog, Hardware};
 use crate::analysis::ops::category::Category;
 use crate::gate::verdict::Severity;
@@ -69,6 +70,12 @@ pub struct Policy {
     /// When the trace cannot support a verdict (too little GPU time in
     /// rows, an under-recorded trace).
     pub integrity: Integrity,
+    /// Intended regressions: fail and warn findings these cover are shown
+    /// as accepted and do not fail the gate.
+    pub accept: Vec<Accept>,
+    /// The policy's YAML text, to point warnings about its entries at
+    /// their lines ([`Policy::line_of`]).
+    pub source: String,
 }
 
 impl Policy {
@@ -489,6 +496,88 @@ impl Validate for Budget {
             return Err(
                 "a budget needs a limit: max_time_per_step_us, max_share_percent, \
                  max_regression_percent or max_count"
+                    .to_string(),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// An accepted regression: the findings it covers are reported with
+/// severity `accepted` and do not fail the gate.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Accept {
+    /// The ops whose findings it covers.
+    #[serde(default, rename = "match")]
+    pub matcher: Option<OpMatcher>,
+    /// The rules whose findings it covers, as report.json names them
+    /// (`regression`, `budgets[0]`, `timeline.busy_time`): an op-name
+    /// pattern (exact, glob or `re:`).
+    #[serde(default, deserialize_with = "super::matcher::rule_pattern")]
+    pub rule: Option<Pattern>,
+    /// Why the change is intended (required, shown with every finding).
+    #[serde(deserialize_with = "de::reason")]
+    pub reason: String,
+    /// The last day it applies (`YYYY-MM-DD`, UTC); after it the entry is
+    /// a warning instead.
+    #[serde(default, deserialize_with = "de::opt_date")]
+    pub expires: Option<Date>,
+}
+
+impl Accept {
+    /// An entry from the command line (`check --accept TEXT`): `rule:PATTERN`
+    /// for a rule, else an op-name pattern (exact, glob or `re:`).
+    pub fn from_arg(text: &str, reason: &str) -> Result<Accept, String> {
+        let (matcher, rule) = match text.strip_prefix("rule:") {
+            Some(rule) => (None, Some(Pattern::name(rule.trim())?)),
+            None => {
+                let name = Pattern::name(text.trim())?;
+                let matcher = OpMatcher {
+                    name: Some(name),
+                    category: None,
+                    shape: None,
+                    module: None,
+                };
+                (Some(matcher), None)
+            }
+        };
+        let reason = reason.trim();
+        Ok(Accept {
+            matcher,
+            rule,
+            reason: if reason.is_empty() {
+                "accepted on the command line".to_string()
+            } else {
+                reason.to_string()
+            },
+            expires: None,
+        })
+    }
+
+    /// What it matches, as written: `name=aten::mm rule=timeline*`.
+    pub fn matcher_text(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(matcher) = &self.matcher {
+            parts.push(matcher.to_string());
+        }
+        if let Some(rule) = &self.rule {
+            parts.push(format!("rule={rule}"));
+        }
+        parts.join(" ")
+    }
+}
+
+impl Validate for Accept {
+    const EXPECTING: &'static str = "an accept entry (match or rule, and reason)";
+    fn patterns(&self) -> usize {
+        let rule = usize::from(matches!(&self.rule, Some(p) if !matches!(p, Pattern::Exact(_))));
+        self.matcher.as_ref().map_or(0, Validate::patterns) + rule
+    }
+    fn validate(&self) -> Result<(), String> {
+        if self.matcher.is_none() && self.rule.is_none() {
+            return Err(
+                "accepts nothing: give `match` (the ops) or `rule` (the rule's findings)"
                     .to_string(),
             );
         }

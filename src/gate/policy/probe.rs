@@ -54,8 +54,8 @@ impl<'de> Deserializer<'de> for FieldProbe<'_> {
 /// The text of the error [`Here`] raises, to tell it from others.
 const HERE: &str = "tracegate: the value is here";
 
-/// The 1-based line and column of the value at `path` (mapping keys from
-/// the top) in a policy's text, as the YAML parser marks it; `None` when
+/// The 1-based line and column of the value at `path` (mapping keys, and
+/// list indices where the value is a list, from the top) in a policy's text, as the YAML parser marks it; `None` when
 /// the text has no such value.
 pub(super) fn locate(text: &str, path: &[&str]) -> Option<(usize, usize)> {
     let error = Seek { path }
@@ -79,12 +79,13 @@ impl<'de> DeserializeSeed<'de> for Seek<'_> {
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
         match self.path.split_first() {
             None => deserializer.deserialize_any(Here),
-            Some((key, rest)) => deserializer.deserialize_map(SeekKey { key, rest }),
+            Some((key, rest)) => deserializer.deserialize_any(SeekKey { key, rest }),
         }
     }
 }
 
-/// In a mapping: the value of `key`, sought further along `rest`.
+/// In a mapping: the value of `key`; in a list: the entry at index `key`;
+/// sought further along `rest`.
 struct SeekKey<'p> {
     key: &'p str,
     rest: &'p [&'p str],
@@ -104,6 +105,19 @@ impl<'de> Visitor<'de> for SeekKey<'_> {
             }
             map.next_value::<IgnoredAny>()?;
         }
+        Ok(())
+    }
+
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let Ok(index) = self.key.parse::<usize>() else {
+            return Ok(());
+        };
+        for _ in 0..index {
+            if seq.next_element::<IgnoredAny>()?.is_none() {
+                return Ok(());
+            }
+        }
+        seq.next_element_seed(Seek { path: self.rest })?;
         Ok(())
     }
 }
@@ -176,5 +190,11 @@ mod tests {
             Some((1, 23))
         );
         assert_eq!(locate("- a", &["hardware"]), None);
+        let list = "ignore:\n  - name: a\n  # note\n  - {name: b}\n";
+        assert_eq!(locate(list, &["ignore", "0"]), Some((2, 5)));
+        assert_eq!(locate(list, &["ignore", "1"]), Some((4, 5)));
+        assert_eq!(locate(list, &["ignore", "1", "name"]), Some((4, 12)));
+        assert_eq!(locate(list, &["ignore", "2"]), None);
+        assert_eq!(locate(list, &["ignore", "x"]), None);
     }
 }

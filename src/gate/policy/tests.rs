@@ -22,6 +22,7 @@ fn shipped(name: &str) -> PathBuf {
 fn comparable(mut policy: Policy) -> Policy {
     policy.label = String::new();
     policy.description = None;
+    policy.source = String::new();
     policy
 }
 
@@ -714,4 +715,70 @@ fn hardware_file_is_held_to_the_policy_bounds() {
             "{message}"
         );
     }
+}
+
+#[test]
+fn accept_entries_parse() {
+    let policy = Policy::from_yaml(
+        "version: 1\naccept:\n  - match: {name: \"aten::*mm\"}\n    reason: \"#12 on purpose\"\n    expires: 2025-06-30\n  - rule: \"timeline.*\"\n    reason: slower by design\n",
+        "policy.yaml",
+    )
+    .unwrap();
+    assert_eq!(policy.accept.len(), 2);
+    assert_eq!(policy.accept[0].reason, "#12 on purpose");
+    assert_eq!(
+        policy.accept[0].expires,
+        Some(Date {
+            year: 2025,
+            month: 6,
+            day: 30
+        })
+    );
+    assert_eq!(policy.accept[0].matcher_text(), "name=aten::*mm");
+    assert_eq!(policy.accept[1].matcher_text(), "rule=timeline.*");
+    assert_eq!(policy.line_of(&["accept", "1"]), Some(6));
+    assert!(Policy::default().accept.is_empty());
+}
+
+#[test]
+fn accept_errors_point_at_the_entry() {
+    assert_eq!(
+        error("version: 1\naccept:\n  - reason: why\n"),
+        "policy.yaml:3:5: accept[0]: accepts nothing: give `match` (the ops) or `rule` (the rule's findings)"
+    );
+    assert_eq!(
+        error("version: 1\naccept:\n  - match: {name: a}\n"),
+        "policy.yaml:3:5: accept[0]: missing field `reason`"
+    );
+    assert_eq!(
+        error("version: 1\naccept:\n  - match: {name: a}\n    reason: \" \"\n"),
+        "policy.yaml:4:13: accept[0].reason: empty: say why the change is intended (a PR, an issue, a sentence)"
+    );
+    assert_eq!(
+        error(
+            "version: 1\naccept:\n  - match: {name: a}\n    reason: r\n    expires: 2025-02-30\n"
+        ),
+        "policy.yaml:5:14: accept[0].expires: `2025-02-30` is not a date: 2025-02 has 28 days"
+    );
+    assert_eq!(
+        error("version: 1\naccept:\n  - rule: \"re:(\"\n    reason: r\n"),
+        "policy.yaml:3:11: accept[0].rule: invalid regex: unclosed group"
+    );
+    // `accepted` is the judge's word, not a severity a rule may ask for.
+    assert!(
+        error("version: 1\nregression:\n  severity: accepted\n")
+            .contains("unknown variant `accepted`, expected one of `fail`, `warn`, `info`"),
+    );
+}
+
+#[test]
+fn accept_from_the_command_line() {
+    let entry = Accept::from_arg("aten::mm", "").unwrap();
+    assert_eq!(entry.matcher_text(), "name=aten::mm");
+    assert_eq!(entry.reason, "accepted on the command line");
+    let entry = Accept::from_arg("rule:timeline.*", "label tracegate-accept").unwrap();
+    assert_eq!(entry.matcher_text(), "rule=timeline.*");
+    assert_eq!(entry.reason, "label tracegate-accept");
+    assert!(Accept::from_arg("re:(", "").is_err());
+    assert!(Accept::from_arg("", "").is_err());
 }

@@ -12,6 +12,7 @@ pub(super) fn status(verdict: &Verdict) -> (&'static str, &'static str) {
     match verdict.outcome {
         Outcome::Fail => ("❌", "fail"),
         Outcome::Pass if verdict.counts.warnings > 0 => ("⚠️", "pass with warnings"),
+        Outcome::Pass if verdict.counts.accepted > 0 => ("☑️", "pass with accepted findings"),
         Outcome::Pass => ("✅", "pass"),
         Outcome::Inconclusive => ("❔", "inconclusive"),
     }
@@ -21,7 +22,7 @@ pub(super) fn status(verdict: &Verdict) -> (&'static str, &'static str) {
 /// templates print their own).
 pub(super) fn headline_text(headline: &str) -> &str {
     let mut text = headline.trim_start();
-    for icon in ["✅", "⚠️", "⚠", "❌", "❔"] {
+    for icon in ["✅", "⚠️", "⚠", "❌", "❔", "☑️"] {
         if let Some(rest) = text.strip_prefix(icon) {
             text = rest.trim_start();
             break;
@@ -45,6 +46,7 @@ pub(crate) fn kind_label(kind: FindingKind) -> &'static str {
         FindingKind::Budget => "budget",
         FindingKind::NothingToCompare => "nothing to compare",
         FindingKind::Integrity => "integrity",
+        FindingKind::Policy => "policy",
     }
 }
 
@@ -61,6 +63,7 @@ fn severity_icon(severity: Severity) -> &'static str {
     match severity {
         Severity::Fail => "❌",
         Severity::Warn => "⚠️",
+        Severity::Accepted => "☑️",
         Severity::Info => "ℹ️",
     }
 }
@@ -177,7 +180,15 @@ impl Row {
             limit: with_unit(f.limit, &unit),
             impact: signed_percent(f.impact_percent),
             priority: priority_label(f.priority),
-            message: or_dash(&shorten(&f.message, 300)),
+            message: match &f.accepted {
+                Some(a) => format!(
+                    "{} — accepted by {}: {}",
+                    shorten(&f.message, 300),
+                    a.by,
+                    shorten(&a.reason, 200)
+                ),
+                None => or_dash(&shorten(&f.message, 300)),
+            },
         }
     }
 }

@@ -39,6 +39,8 @@ pub(super) struct GroupView {
     /// The artifact holding them, when known and there are any.
     replay_url: Option<String>,
     summary: String,
+    /// Who accepted its findings and why (`accepted by --accept: reason`).
+    accepted: Option<String>,
     advice: Option<String>,
     path_a: Option<String>,
     path_b: Option<String>,
@@ -106,8 +108,10 @@ impl GroupView {
             .first()
             .map(|f| f.metric.clone())
             .filter(|m| !m.is_empty() && has_op && findings.iter().all(|f| &f.metric == m));
+        let accepted = acceptances(&findings);
         let details = has_op
             && (rows.len() > 1
+                || accepted.is_some()
                 || group.advice.is_some()
                 || group.path_a.is_some()
                 || group.path_b.is_some()
@@ -117,6 +121,7 @@ impl GroupView {
             icon: match group.severity {
                 Severity::Fail => "❌",
                 Severity::Warn => "⚠️",
+                Severity::Accepted => "☑️",
                 Severity::Info => "ℹ️",
             },
             workload: shorten(&group.workload, 60),
@@ -128,6 +133,7 @@ impl GroupView {
             replay,
             replay_url: url.filter(|_| packages > 0).map(str::to_string),
             summary: shorten(&group.summary, 200),
+            accepted: accepted.map(|a| shorten(&a, 500)),
             advice: group.advice.as_deref().map(|s| shorten(s, 500)),
             path_a: group.path_a.as_deref().map(|s| shorten(s, 500)),
             path_b: group.path_b.as_deref().map(|s| shorten(s, 500)),
@@ -182,4 +188,21 @@ fn why(group: &FindingGroup, findings: &[&Finding], cross_platform: bool) -> Str
 /// A replay package's file name (the artifact holds the `replay/` folder).
 fn package_name(path: &str) -> String {
     shorten(path.rsplit('/').next().unwrap_or(path), 60)
+}
+
+/// Each distinct acceptance among `findings`, in one sentence: `accepted by
+/// accept[0] (name=aten::mm): reason, until 2026-12-31`.
+fn acceptances(findings: &[&Finding]) -> Option<String> {
+    let mut texts: Vec<String> = Vec::new();
+    for a in findings.iter().filter_map(|f| f.accepted.as_ref()) {
+        let until = a
+            .expires
+            .as_deref()
+            .map_or(String::new(), |d| format!(", until {d}"));
+        let text = format!("accepted by {} ({}): {}{until}", a.by, a.matcher, a.reason);
+        if !texts.contains(&text) {
+            texts.push(text);
+        }
+    }
+    (!texts.is_empty()).then(|| texts.join("; "))
 }

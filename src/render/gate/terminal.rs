@@ -113,6 +113,7 @@ fn severity_word(severity: Severity) -> &'static str {
     match severity {
         Severity::Fail => "FAIL",
         Severity::Warn => "warn",
+        Severity::Accepted => "accepted",
         Severity::Info => "info",
     }
 }
@@ -144,8 +145,14 @@ pub fn render_terminal(verdict: &Verdict, top: usize, style: Style) -> String {
     let c = &verdict.counts;
     // Non-breaking spaces keep each count with its label when the line wraps.
     let counts = format!(
-        "regressions\u{a0}{} · warnings\u{a0}{} · improvements\u{a0}{} · unchanged\u{a0}{} · new\u{a0}ops\u{a0}{} · missing\u{a0}ops\u{a0}{}",
-        c.regressions, c.warnings, c.improvements, c.unchanged, c.new, c.missing
+        "regressions\u{a0}{} · warnings\u{a0}{} · improvements\u{a0}{} · unchanged\u{a0}{} · new\u{a0}ops\u{a0}{} · missing\u{a0}ops\u{a0}{}{}",
+        c.regressions,
+        c.warnings,
+        c.improvements,
+        c.unchanged,
+        c.new,
+        c.missing,
+        accepted_count(c.accepted)
     );
     out.push_str(&paragraph(&counts, style.width, "  ", "  ").replace('\u{a0}', " "));
     if !verdict.findings.is_empty() && top > 0 {
@@ -157,6 +164,7 @@ pub fn render_terminal(verdict: &Verdict, top: usize, style: Style) -> String {
             out.push_str(&paragraph(&text, style.width, "  ", "  "));
         }
     }
+    accepted_lines(verdict, style.width, &mut out);
     for w in &verdict.workloads {
         for note in &w.notes {
             let text = format!("note ({}): {}", printable(&w.name), printable(note));
@@ -244,6 +252,7 @@ fn findings_table(shown: &[&Finding], verdict: &Verdict, style: Style) -> comfy_
                     cell.fg(Color::Red).add_attribute(Attribute::Bold)
                 }
                 (Column::Finding, Severity::Warn, true) => cell.fg(Color::Yellow),
+                (Column::Finding, Severity::Accepted, true) => cell.fg(Color::Cyan),
                 _ => cell,
             }
         }));
@@ -256,4 +265,31 @@ fn findings_table(shown: &[&Finding], verdict: &Verdict, style: Style) -> comfy_
         }
     }
     table
+}
+
+/// One line per accept entry that covered findings: which, and why.
+fn accepted_lines(verdict: &Verdict, width: u16, out: &mut String) {
+    let mut seen: Vec<(&str, &str, &str)> = Vec::new();
+    for a in verdict.findings.iter().filter_map(|f| f.accepted.as_ref()) {
+        let key = (a.by.as_str(), a.matcher.as_str(), a.reason.as_str());
+        if !seen.contains(&key) {
+            seen.push(key);
+            let text = format!(
+                "accepted ({}, {}): {}",
+                printable(&a.by),
+                printable(&a.matcher),
+                printable(&a.reason)
+            );
+            out.push_str(&paragraph(&text, width, "  ", "    "));
+        }
+    }
+}
+
+/// ` · accepted N` when findings were accepted, else nothing.
+fn accepted_count(accepted: usize) -> String {
+    if accepted == 0 {
+        String::new()
+    } else {
+        format!(" · accepted\u{a0}{accepted}")
+    }
 }

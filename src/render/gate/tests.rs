@@ -41,6 +41,7 @@ pub(super) fn finding(name: &str, severity: Severity, kind: FindingKind, impact:
         path_b: None,
         kernel_diff: None,
         replay_package: None,
+        accepted: None,
     }
 }
 
@@ -73,6 +74,7 @@ pub(super) fn verdict(findings: Vec<Finding>) -> Verdict {
             missing: 0,
             failing_groups: 1,
             warning_groups: 1,
+            accepted: 0,
         },
         workloads: vec![WorkloadSummary {
             name: "bert".to_string(),
@@ -203,6 +205,7 @@ fn comment_snapshot_cross_platform() {
         missing: 1,
         failing_groups: 0,
         warning_groups: 1,
+        accepted: 0,
     };
     let mut llama = v.workloads[0].clone();
     llama.name = "llama".to_string();

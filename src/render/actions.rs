@@ -169,6 +169,7 @@ mod tests {
             path_b: None,
             kernel_diff: None,
             replay_package: None,
+            statistics: Default::default(),
         }
     }
 

@@ -93,5 +93,6 @@ pub(super) fn integrity_findings(
         path_b: None,
         kernel_diff: None,
         replay_package: None,
+        statistics: Default::default(),
     });
 }

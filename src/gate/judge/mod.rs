@@ -136,7 +136,7 @@ pub fn judge(workloads: &[Workload], policy: &Policy) -> Verdict {
     counts.regressions = findings
         .iter()
         .filter(|f| {
-            f.kind == FindingKind::Regression
+            (f.kind == FindingKind::Regression && !f.statistics.inconclusive)
                 || (f.kind == FindingKind::UnexpectedRatio && f.delta_percent.unwrap_or(0.0) > 0.0)
         })
         .count();

@@ -375,6 +375,7 @@ fn finding(severity: Severity, workload: &str, name: &str, dims: &str) -> Findin
         path_b: Some("tune the GEMM".to_string()),
         kernel_diff: None,
         replay_package: None,
+        statistics: Default::default(),
     }
 }
 

@@ -41,6 +41,7 @@ fn finding(name: &str, severity: Severity, kind: FindingKind, impact: f64) -> Fi
         path_b: None,
         kernel_diff: None,
         replay_package: None,
+        statistics: Default::default(),
     }
 }
 

@@ -140,12 +140,16 @@ fn interval_text(f: &Finding) -> String {
     let statistics = &f.statistics;
     let mut text = match f.interval_percent {
         Some((low, high)) if low.is_finite() && high.is_finite() => {
-            let label = statistics.interval_label();
-            format!("{low:+.1}% … {high:+.1}% ({label})")
+            let range = format!("{low:+.1}% … {high:+.1}%");
+            // A report.json from before schema minor 2 does not say which.
+            match statistics.interval_kind {
+                Some(_) => format!("{range} ({})", statistics.interval_label()),
+                None => range,
+            }
         }
         _ => match statistics.samples {
             Some(samples) if samples.fewest() < 2 => {
-                format!("one {} a side", samples.per.as_str())
+                format!("one {} on a side", samples.per.as_str())
             }
             _ => NONE.to_string(),
         },

@@ -335,6 +335,7 @@ fn finding(name: &str, severity: Severity) -> Finding {
         path_b: None,
         kernel_diff: None,
         replay_package: None,
+        statistics: Default::default(),
     }
 }
 

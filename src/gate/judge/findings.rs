@@ -144,8 +144,12 @@ pub(super) fn set_sample_figures(finding: &mut Finding, op: &OpComparison) {
     finding.candidate = Some(op.candidate_sample_median_us);
     finding.delta_percent = Some((op.estimate.ratio - 1.0) * 100.0);
     let bounds = op.estimate.bounds();
-    finding.interval_percent =
-        bounds.map(|b| ((b.interval.low - 1.0) * 100.0, (b.interval.high - 1.0) * 100.0));
+    finding.interval_percent = bounds.map(|b| {
+        (
+            (b.interval.low - 1.0) * 100.0,
+            (b.interval.high - 1.0) * 100.0,
+        )
+    });
     let statistics = &mut finding.statistics;
     statistics.per = Some(per);
     statistics.samples = Some(SampleCounts {

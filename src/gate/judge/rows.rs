@@ -56,14 +56,14 @@ pub(super) fn judge_same_platform(
         let mut reasons = Vec::new();
         if !material {
             reasons.push(format!(
-                "a warning: it adds less than the {}% impact minimum, but the op holds {share:.1}% of GPU time",
+                "it adds less than the {}% impact minimum, but the op holds {share:.1}% of GPU time",
                 number(noise.min_impact_percent)
             ));
         }
         if bounds.is_none() {
             severity = severity.max(Severity::Warn);
             reasons.push(format!(
-                "a warning: one {per} on a side is a single measurement, which cannot fail the build on its own"
+                "one {per} on a side is a single measurement, which cannot fail the build on its own"
             ));
         }
         let mut finding = op_finding(
@@ -100,7 +100,7 @@ pub(super) fn judge_same_platform(
             )
         };
         if !reasons.is_empty() {
-            finding.message = format!("{}; {}", finding.message, reasons.join("; "));
+            finding.message = format!("{}; a warning: {}", finding.message, reasons.join(", and "));
         }
         finding.severity = severity;
         finish(&mut finding, op, threshold_percent);

@@ -202,7 +202,7 @@ pub(super) fn judge_workload(
                 ),
             );
             finding.metric = format!("kernel time per {}", per.as_str());
-        finding.statistics.per = Some(per);
+            finding.statistics.per = Some(per);
             finding.candidate = Some(side.time_us);
             finding.impact_percent = Some(percent(side.time_us, total));
             finding.priority = priority_of(share);
@@ -225,7 +225,7 @@ pub(super) fn judge_workload(
                 ),
             );
             finding.metric = format!("kernel time per {}", per.as_str());
-        finding.statistics.per = Some(per);
+            finding.statistics.per = Some(per);
             finding.baseline = Some(side.time_us);
             finding.impact_percent = Some(-share);
             finding.priority = priority_of(share);

@@ -230,8 +230,7 @@ impl RatioEstimate {
     /// Whether both sides have enough samples ([`MIN_CONFIDENCE_SAMPLES`])
     /// for `interval` to be called a confidence interval.
     pub fn supports_confidence(&self) -> bool {
-        self.interval.is_some()
-            && self.n_baseline.min(self.n_candidate) >= MIN_CONFIDENCE_SAMPLES
+        self.interval.is_some() && self.n_baseline.min(self.n_candidate) >= MIN_CONFIDENCE_SAMPLES
     }
 
     /// The interval a verdict rests on: the confidence interval when the

@@ -189,8 +189,14 @@ fn few_samples_give_a_range_not_a_confidence_interval() {
     let sample = spread_sample(8, 100.0);
     let eight = ratio_of_medians_ci(&sample, &sample, 0.95, 2000, 3);
     assert!(eight.supports_confidence());
-    assert_eq!(eight.bounds().expect("bounds").kind, IntervalKind::Confidence);
-    assert_eq!(eight.bounds().expect("bounds").interval, eight.interval.unwrap());
+    assert_eq!(
+        eight.bounds().expect("bounds").kind,
+        IntervalKind::Confidence
+    );
+    assert_eq!(
+        eight.bounds().expect("bounds").interval,
+        eight.interval.unwrap()
+    );
     // One sample on a side: nothing to bound the point estimate with.
     let one = ratio_of_medians_ci(&[100.0], &candidate, 0.95, 2000, 3);
     assert_eq!((one.bounds(), one.range), (None, None));

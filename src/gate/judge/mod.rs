@@ -37,6 +37,8 @@ mod integrity;
 mod limits;
 mod rows;
 mod summary;
+#[cfg(test)]
+mod tests;
 mod timeline;
 mod workload;
 

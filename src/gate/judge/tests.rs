@@ -80,6 +80,15 @@ fn findings_on<'a>(verdict: &'a Verdict, snapshot: &Snapshot, index: usize) -> V
         .collect()
 }
 
+/// The regression finding on row `index`; panics, listing the findings,
+/// when there is none.
+fn regression_on<'a>(verdict: &'a Verdict, snapshot: &Snapshot, index: usize) -> &'a Finding {
+    findings_on(verdict, snapshot, index)
+        .into_iter()
+        .find(|f| f.kind == FindingKind::Regression)
+        .unwrap_or_else(|| panic!("{:#?}", verdict.findings))
+}
+
 #[test]
 fn the_example_against_itself_has_no_finding_to_act_on() {
     let baseline = example();
@@ -101,11 +110,7 @@ fn three_steps_give_a_range_and_a_confident_slowdown_fails() {
     let index = row_with_share(&baseline, 3.0, 100.0);
     let candidate = scaled(&baseline, index, 1.3, [1.3, 1.3, 1.3]);
     let verdict = verdict_of(&baseline, &candidate);
-    let found = findings_on(&verdict, &baseline, index);
-    let finding = found
-        .iter()
-        .find(|f| f.kind == FindingKind::Regression)
-        .unwrap_or_else(|| panic!("{:#?}", verdict.findings));
+    let finding = regression_on(&verdict, &baseline, index);
     assert_eq!(finding.severity, Severity::Fail);
     let statistics = &finding.statistics;
     assert_eq!(statistics.interval_kind, Some(IntervalKind::Range));
@@ -168,11 +173,7 @@ fn one_sample_on_a_side_warns_and_says_why() {
     };
     let (before, after) = (single(&baseline, 1.0), single(&baseline, 1.5));
     let verdict = verdict_of(&before, &after);
-    let found = findings_on(&verdict, &baseline, index);
-    let finding = found
-        .iter()
-        .find(|f| f.kind == FindingKind::Regression)
-        .unwrap_or_else(|| panic!("{:#?}", verdict.findings));
+    let finding = regression_on(&verdict, &baseline, index);
     assert_eq!(finding.severity, Severity::Warn);
     assert_eq!(finding.interval_percent, None);
     assert_eq!(finding.statistics.per, Some(Per::Call));
@@ -192,11 +193,7 @@ fn a_fifth_slower_op_with_a_material_share_warns_below_the_impact_minimum() {
     let index = row_with_share(&baseline, 1.2, 2.4);
     let candidate = scaled(&baseline, index, 1.2, [1.2, 1.2, 1.2]);
     let verdict = verdict_of(&baseline, &candidate);
-    let found = findings_on(&verdict, &baseline, index);
-    let finding = found
-        .iter()
-        .find(|f| f.kind == FindingKind::Regression)
-        .unwrap_or_else(|| panic!("{:#?}", verdict.findings));
+    let finding = regression_on(&verdict, &baseline, index);
     assert_eq!(finding.severity, Severity::Warn);
     assert!(
         finding

@@ -10,8 +10,8 @@
 //! a side there is none, and the finding warns instead of failing. A
 //! confident slowdown below the impact minimum of an op holding a material
 //! share of GPU time warns, and a point estimate beyond the threshold whose
-//! bounds reach back inside it is an `inconclusive` warning with its
-//! minimum detectable effect. Across platforms the same tests run against
+//! bounds reach back inside it is `inconclusive`, with its minimum
+//! detectable effect. Across platforms the same tests run against
 //! each op's expected hardware ratio widened by the slack.
 //!
 //! A verdict is only as good as the rows it judges: when they hold less

@@ -21,9 +21,11 @@ use crate::gate::verdict::{Finding, FindingKind, Severity};
 /// regression at the policy's severity, but a warning when a side has a
 /// single sample (one measurement cannot fail a build). It is a warning too
 /// when its impact is below `min_impact_percent` but the op holds a
-/// material share of GPU time ([`material_share_percent`]), and when the
-/// point estimate is beyond the threshold but the bounds reach back inside
-/// it (inconclusive, with the minimum detectable effect).
+/// material share of GPU time ([`material_share_percent`]). When the point
+/// estimate is beyond the threshold but the bounds reach back inside it,
+/// the finding is inconclusive, with its minimum detectable effect: a
+/// warning when the bounds are above no change, else information (noise
+/// between near-identical runs looks like that).
 ///
 /// [`RatioEstimate::bounds`]: crate::gate::stats::RatioEstimate::bounds
 pub(super) fn judge_same_platform(
@@ -85,7 +87,13 @@ pub(super) fn judge_same_platform(
                 main_kernel(op)
             )
         } else {
-            severity = severity.max(Severity::Warn);
+            // Surely slower but not surely beyond the threshold: a warning;
+            // not even surely slower (the bounds hold no change): information.
+            severity = if low > 1.0 {
+                severity.max(Severity::Warn)
+            } else {
+                Severity::Info
+            };
             let mde = estimate.min_detectable_slowdown_percent(up);
             finding.statistics.inconclusive = true;
             finding.statistics.min_detectable_effect_percent = mde;

@@ -134,9 +134,9 @@ fn three_steps_give_a_range_and_a_confident_slowdown_fails() {
 fn steps_that_disagree_are_inconclusive_with_a_minimum_detectable_effect() {
     let baseline = example();
     let index = row_with_share(&baseline, 3.0, 100.0);
-    // Two steps 30% slower, one unchanged: the median says +30%, the range
-    // reaches back to +0%.
-    let candidate = scaled(&baseline, index, 1.2, [1.0, 1.3, 1.3]);
+    // Two steps 30% slower, one 3%: the median says +30%, the range
+    // reaches back to +3%, surely slower but not surely beyond 5%.
+    let candidate = scaled(&baseline, index, 1.2, [1.03, 1.3, 1.3]);
     let verdict = verdict_of(&baseline, &candidate);
     let found = findings_on(&verdict, &baseline, index);
     assert_eq!(found.len(), 1, "{:#?}", verdict.findings);
@@ -157,6 +157,13 @@ fn steps_that_disagree_are_inconclusive_with_a_minimum_detectable_effect() {
     assert_eq!(verdict.outcome, Outcome::Pass);
     assert_eq!(verdict.counts.regressions, 0);
     assert_eq!(verdict.counts.warnings, 1);
+    // A step 2% faster: the bounds hold no change, so it is information.
+    let candidate = scaled(&baseline, index, 1.2, [0.98, 1.3, 1.3]);
+    let verdict = verdict_of(&baseline, &candidate);
+    let finding = regression_on(&verdict, &baseline, index);
+    assert!(finding.statistics.inconclusive);
+    assert_eq!(finding.severity, Severity::Info);
+    assert_eq!(verdict.counts.warnings, 0);
 }
 
 #[test]

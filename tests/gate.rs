@@ -569,11 +569,12 @@ fn one_op_thirty_percent_slower_fails_on_that_op() {
             assert!((25.0..=30.5).contains(&delta), "{relative}: {delta}");
             assert!(f64_of(&finding["impact_percent"]) > 0.0);
         }
-        assert_eq!(
-            gate.report["counts"]["regressions"],
-            regressions.len(),
-            "{relative}"
-        );
+        // The counter counts failing regressions (a warning is a warning).
+        let failing = regressions
+            .iter()
+            .filter(|f| f["severity"] == "fail")
+            .count();
+        assert_eq!(gate.report["counts"]["regressions"], failing, "{relative}");
         // No other op moved: nothing else is flagged as changed.
         for finding in gate.findings() {
             if let Some(name) = finding["op"]["name"].as_str() {
@@ -615,6 +616,53 @@ fn one_op_thirty_percent_slower_over_many_rows_fails() {
     let findings = gate.describe();
     assert_eq!(gate.code, 1, "{findings}");
     assert_eq!(gate.findings()[0]["op"]["name"], "aten::mm", "{findings}");
+}
+
+/// Issue 12: a ×1.2 slowdown of any op holding ≥ 2% of GPU time is at
+/// least a warning naming that op, although its added time (+0.4% for a 2%
+/// op) can be below `min_impact_percent`; on the single-step BERT trace
+/// (309 µs of GPU time) the op rows are also below the old fixed 10 µs
+/// floor. Identical traces and ±3% jitter stay quiet (tests 1 and 2).
+#[test]
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
+fn a_fifth_slower_op_with_two_percent_of_gpu_time_is_at_least_a_warning() {
+    let mut judged = 0;
+    for relative in [BERT_H100, QWEN_H100, FALCON_H100] {
+        let trace = corpus(relative);
+        let report = report_json(&trace);
+        let busy = f64_of(&report["timeline"]["busy_time"]);
+        for op in report["ops"].as_array().expect("ops") {
+            let us = f64_of(&op["total_direct_kernel_time_us"]);
+            let name = op["name"].as_str().expect("op name");
+            if us < 0.02 * busy {
+                continue;
+            }
+            judged += 1;
+            let gate = run_check(&[&trace], &op_slowed(relative, name, 1.2, us), &[]);
+            let findings = gate.describe();
+            let named = gate.findings().iter().any(|f| {
+                f["op"]["name"] == name
+                    && matches!(f["severity"].as_str(), Some("warn" | "fail"))
+                    && matches!(f["kind"].as_str(), Some("regression"))
+            });
+            assert!(
+                named,
+                "{relative}: {name} ×1.2 ({:.1}% of GPU time) is not flagged:\n{findings}",
+                us / busy * 100.0
+            );
+            for finding in gate.findings() {
+                if let Some(other) = finding["op"]["name"].as_str() {
+                    if finding["severity"] != "info" {
+                        assert_eq!(other, name, "{relative}: {findings}");
+                    }
+                }
+            }
+        }
+    }
+    assert!(judged >= 10, "only {judged} ops hold 2% of GPU time");
 }
 
 // ------------------------------------------------------------------ 4. kernel selection
@@ -1216,11 +1264,18 @@ fn quick_start_comment_groups_findings_by_op() {
         .skip_while(|l| !l.starts_with("| op |"))
         .take_while(|l| l.starts_with('|'))
         .collect();
+    // Every aten::mm shape of the example is slower: one line for all.
+    let shapes = gate
+        .findings()
+        .iter()
+        .filter(|f| f["op"]["name"] == "aten::mm" && f["kind"] == "regression")
+        .count();
+    assert!(shapes >= 8, "{}", gate.describe());
     let mm: Vec<&&str> = main.iter().filter(|l| l.contains("aten::mm")).collect();
     assert_eq!(mm.len(), 1, "{comment}");
-    assert!(mm[0].contains("8 shapes"), "{}", mm[0]);
+    assert!(mm[0].contains(&format!("{shapes} shapes")), "{}", mm[0]);
     assert!(
-        comment.contains("<details><summary>❌ aten::mm — 8 shapes"),
+        comment.contains(&format!("<details><summary>❌ aten::mm — {shapes} shapes")),
         "{comment}"
     );
 
@@ -1232,7 +1287,10 @@ fn quick_start_comment_groups_findings_by_op() {
         .collect();
     assert_eq!(mm_groups.len(), 1);
     let group = mm_groups[0];
-    assert_eq!(group["findings"].as_array().expect("findings").len(), 8);
+    assert_eq!(
+        group["findings"].as_array().expect("findings").len(),
+        shapes
+    );
     // The group's change is the ratio of its rows' totals, inside their range.
     let delta = f64_of(&group["delta_percent"]);
     let range = group["delta_range_percent"].as_array().expect("range");

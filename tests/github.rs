@@ -336,6 +336,7 @@ fn finding(name: &str, severity: Severity) -> Finding {
         kernel_diff: None,
         replay_package: None,
         accepted: None,
+        statistics: Default::default(),
     }
 }
 

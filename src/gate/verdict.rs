@@ -8,14 +8,18 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::gate::stats::IntervalKind;
+
 /// Version of the `report.json` schema written by `check` (docs/REPORT.md).
 pub const VERDICT_SCHEMA_VERSION: u32 = 1;
 
 /// Compatible additions to that version: 1 added the `inconclusive`
 /// outcome and the `integrity` finding kind; 2 the finding `groups`, the
 /// group counts (`failing_groups`, `warning_groups`), the `accepted`
-/// severity, a finding's `accepted`, `counts.accepted` and the `policy`
-/// finding kind.
+/// severity, a finding's `accepted`, `counts.accepted`, the `policy`
+/// finding kind and the finding fields of [`FindingStatistics`] (`per`,
+/// `limit_unit`, `interval_kind`, `confidence`, `samples`, `inconclusive`,
+/// `min_detectable_effect_percent`).
 pub const VERDICT_SCHEMA_MINOR: u32 = 2;
 
 /// How much a finding matters, as the policy rule that raised it says.
@@ -178,6 +182,106 @@ pub struct Finding {
     /// [`Severity::Accepted`]). Absent in a report.json before schema minor 2.
     #[serde(default)]
     pub accepted: Option<Acceptance>,
+    /// What the figures are per, what the interval is, and how sure the
+    /// finding is (schema minor 2; written flat into the finding).
+    #[serde(flatten, default)]
+    pub statistics: FindingStatistics,
+}
+
+/// What a time in a finding is per.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Per {
+    /// One call of the op (median over calls).
+    Call,
+    /// One profiler step (median over steps, or the run's total divided by
+    /// its steps).
+    Step,
+    /// The whole profiled run.
+    Run,
+}
+
+impl Per {
+    /// `call`, `step` or `run`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Per::Call => "call",
+            Per::Step => "step",
+            Per::Run => "run",
+        }
+    }
+}
+
+/// How many samples each side of a finding's estimate had, and of what.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SampleCounts {
+    /// What one sample is: a call's time or a step's total.
+    pub per: Per,
+    /// Baseline samples.
+    pub baseline: usize,
+    /// Candidate samples.
+    pub candidate: usize,
+}
+
+impl SampleCounts {
+    /// The fewer of the two sides' samples.
+    pub fn fewest(&self) -> usize {
+        self.baseline.min(self.candidate)
+    }
+
+    /// `3 steps`, `1 call`, `5–7 calls` (baseline–candidate when they differ).
+    pub fn describe(&self) -> String {
+        let (b, c) = (self.baseline, self.candidate);
+        let count = if b == c {
+            b.to_string()
+        } else {
+            format!("{}–{}", b.min(c), b.max(c))
+        };
+        let plural = if b.max(c) == 1 { "" } else { "s" };
+        format!("{count} {}{plural}", self.per.as_str())
+    }
+}
+
+/// The statistical reading of a finding: what its figures are per, the unit
+/// of its limit, what its interval is, and whether the data could decide.
+/// Every field is optional in report.json (absent before schema minor 2).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FindingStatistics {
+    /// What `baseline` and `candidate` are per, for times (`unit` µs).
+    pub per: Option<Per>,
+    /// Unit of `limit` when it differs from `unit`: `%` for a relative
+    /// threshold on `delta_percent`, `×` for a time ratio.
+    pub limit_unit: Option<String>,
+    /// What `interval_percent` is: a `confidence` interval at `confidence`,
+    /// or the `range` over the samples (fewer than 8 a side).
+    pub interval_kind: Option<IntervalKind>,
+    /// Two-sided level of a `confidence` interval (0.95).
+    pub confidence: Option<f64>,
+    /// How many samples each side had.
+    pub samples: Option<SampleCounts>,
+    /// The data cannot decide: the change's point estimate is beyond the
+    /// threshold but its interval or range reaches back inside it.
+    pub inconclusive: bool,
+    /// The smallest slowdown, %, these samples would have confirmed (see
+    /// docs/POLICY.md); with `inconclusive`.
+    pub min_detectable_effect_percent: Option<f64>,
+}
+
+impl FindingStatistics {
+    /// The interval's name in words: `95% interval` or `range over 3 steps`.
+    pub fn interval_label(&self) -> String {
+        match (self.interval_kind, self.samples) {
+            (Some(IntervalKind::Range), Some(samples)) => {
+                format!("range over {}", samples.describe())
+            }
+            (Some(IntervalKind::Range), None) => "range".to_string(),
+            _ => match self.confidence {
+                Some(level) => format!("{:.0}% interval", level * 100.0),
+                None => "interval".to_string(),
+            },
+        }
+    }
 }
 
 /// A finding's severity as report.json writes it: [`Severity`]'s names and

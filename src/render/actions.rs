@@ -171,6 +171,7 @@ mod tests {
             kernel_diff: None,
             replay_package: None,
             accepted: None,
+            statistics: Default::default(),
         }
     }
 

@@ -3,9 +3,12 @@
 //! every rule shares.
 
 use crate::analysis::diagnose::{self, Bound};
-use crate::gate::compare::{OpComparison, OpSide, SamplesBasis};
+use crate::gate::compare::{Comparison, ImpactBasis, OpComparison, OpSide, SamplesBasis};
 use crate::gate::policy::Policy;
-use crate::gate::verdict::{Finding, FindingKind, FindingPriority, Severity};
+use crate::gate::stats::IntervalKind;
+use crate::gate::verdict::{
+    Finding, FindingKind, FindingPriority, FindingStatistics, Per, SampleCounts, Severity,
+};
 
 /// A regression or cross-platform candidate awaiting false-discovery control.
 pub(super) struct Pending {
@@ -39,6 +42,7 @@ pub(super) fn nothing_to_compare(policy: &Policy, workload: &str, message: Strin
         kernel_diff: None,
         replay_package: None,
         accepted: None,
+        statistics: FindingStatistics::default(),
     }
 }
 
@@ -92,6 +96,7 @@ pub(super) fn op_finding(
         kernel_diff: None,
         replay_package: None,
         accepted: None,
+        statistics: FindingStatistics::default(),
     }
 }
 
@@ -128,8 +133,11 @@ pub(super) fn ignored(policy: &Policy, side: &OpSide) -> bool {
 }
 
 /// Puts the figures the estimate was computed on into a finding: per-step
-/// totals or per-call medians, labelled accordingly.
+/// totals or per-call medians, labelled accordingly, with the samples
+/// behind them and the interval the verdict rests on (a confidence
+/// interval, or the range over too few samples for one).
 pub(super) fn set_sample_figures(finding: &mut Finding, op: &OpComparison) {
+    let per = sample_per(op);
     finding.metric = match op.samples_basis {
         SamplesBasis::Steps => "kernel time per step (median over steps)".into(),
         SamplesBasis::Invocations => "median kernel time per call".into(),
@@ -138,13 +146,58 @@ pub(super) fn set_sample_figures(finding: &mut Finding, op: &OpComparison) {
     finding.baseline = Some(op.baseline_sample_median_us);
     finding.candidate = Some(op.candidate_sample_median_us);
     finding.delta_percent = Some((op.estimate.ratio - 1.0) * 100.0);
+    let bounds = op.estimate.bounds();
+    finding.interval_percent = bounds.map(|b| {
+        (
+            (b.interval.low - 1.0) * 100.0,
+            (b.interval.high - 1.0) * 100.0,
+        )
+    });
+    let statistics = &mut finding.statistics;
+    statistics.per = Some(per);
+    statistics.samples = Some(SampleCounts {
+        per,
+        baseline: op.estimate.n_baseline,
+        candidate: op.estimate.n_candidate,
+    });
+    statistics.interval_kind = bounds.map(|b| b.kind);
+    statistics.confidence = bounds
+        .filter(|b| b.kind == IntervalKind::Confidence)
+        .map(|_| op.estimate.confidence);
 }
 
-/// The estimate's interval as percent changes, when it has one.
-pub(super) fn interval_percent(op: &OpComparison) -> Option<(f64, f64)> {
-    op.estimate
-        .interval
-        .map(|i| ((i.low - 1.0) * 100.0, (i.high - 1.0) * 100.0))
+/// What one sample of a row is: a step's total or a call's time.
+pub(super) fn sample_per(op: &OpComparison) -> Per {
+    match op.samples_basis {
+        SamplesBasis::Steps => Per::Step,
+        SamplesBasis::Invocations => Per::Call,
+        SamplesBasis::Runs => Per::Run,
+    }
+}
+
+/// What a comparison's per-row times (`time_us`) are per.
+pub(super) fn time_per(comparison: &Comparison) -> Per {
+    match comparison.impact_basis {
+        ImpactBasis::PerRun => Per::Run,
+        ImpactBasis::PerStep => Per::Step,
+    }
+}
+
+/// A finding's interval in words for its message: `95% interval +1.0% to
+/// +3.0%`, `range over 3 steps +1.0% to +3.0%`, or why there is none.
+pub(super) fn interval_words(finding: &Finding) -> String {
+    match finding.interval_percent {
+        Some((low, high)) => format!(
+            "{} {low:+.1}% to {high:+.1}%",
+            finding.statistics.interval_label()
+        ),
+        None => match finding.statistics.samples {
+            Some(samples) if samples.fewest() < 2 => {
+                format!("one {} on a side: no interval", samples.per.as_str())
+            }
+            _ => "no interval".to_string(),
+        },
+    }
 }
 
 /// A figure for a message: whole numbers from 100 up, else two decimals.

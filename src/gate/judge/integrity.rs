@@ -94,5 +94,6 @@ pub(super) fn integrity_findings(
         kernel_diff: None,
         replay_package: None,
         accepted: None,
+        statistics: Default::default(),
     });
 }

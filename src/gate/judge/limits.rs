@@ -7,7 +7,7 @@ use crate::analysis::ops::stats::percent;
 use crate::gate::compare::{Comparison, OpComparison, OpSide};
 use crate::gate::policy::Policy;
 use crate::gate::snapshot::Snapshot;
-use crate::gate::verdict::{Finding, FindingKind, FindingPriority};
+use crate::gate::verdict::{Finding, FindingKind, FindingPriority, Per};
 
 /// Candidate rows as comparison sides (for budgets and efficiency).
 fn candidate_sides(comparison: &Comparison) -> Vec<&OpSide> {
@@ -68,6 +68,7 @@ pub(super) fn efficiency_findings(
                 finding.unit = "%".into();
                 finding.candidate = Some(efficiency);
                 finding.limit = Some(rule.min_percent);
+                finding.statistics.limit_unit = Some("%".into());
                 // Where to optimise, not something a change broke.
                 finding.priority = if share_of_busy >= 15.0 {
                     FindingPriority::Medium
@@ -132,6 +133,10 @@ pub(super) fn budget_findings(
                 finding.unit = unit.to_string();
                 finding.candidate = Some(value);
                 finding.limit = Some(limit);
+                finding.statistics.limit_unit = Some(unit.to_string());
+                if unit == "µs" {
+                    finding.statistics.per = Some(Per::Step);
+                }
                 finding.priority = FindingPriority::High;
                 findings.push(finding);
             }

@@ -5,9 +5,14 @@
 //! largest of the policy's minimum effect, its noise floor and the noise the
 //! baseline window measured), a material impact on total GPU time, and
 //! survival of Benjamini–Hochberg false-discovery control across all rows
-//! judged. With a single sample on a side there is no interval: the finding
-//! says so and rests on the point estimate. Across platforms the same tests
-//! run against each op's expected hardware ratio widened by the slack.
+//! judged. The interval is a confidence interval only with 8 or more
+//! samples a side, else the range over the samples; with a single sample on
+//! a side there is none, and the finding warns instead of failing. A
+//! confident slowdown below the impact minimum of an op holding a material
+//! share of GPU time warns, and a point estimate beyond the threshold whose
+//! bounds reach back inside it is `inconclusive`, with its minimum
+//! detectable effect. Across platforms the same tests run against
+//! each op's expected hardware ratio widened by the slack.
 //!
 //! A verdict is only as good as the rows it judges: when they hold less
 //! than the policy's share of either side's GPU time, or a trace says it is
@@ -37,6 +42,8 @@ mod integrity;
 mod limits;
 mod rows;
 mod summary;
+#[cfg(test)]
+mod tests;
 mod timeline;
 mod totals;
 mod workload;
@@ -181,7 +188,7 @@ pub fn judge_with(workloads: &[Workload], policy: &Policy, options: &JudgeOption
         .iter()
         .filter(|f| {
             f.severity == Severity::Fail
-                && (f.kind == FindingKind::Regression
+                && ((f.kind == FindingKind::Regression && !f.statistics.inconclusive)
                     || (f.kind == FindingKind::UnexpectedRatio
                         && f.delta_percent.unwrap_or(0.0) > 0.0))
         })

@@ -3,7 +3,7 @@
 //! across platforms; then Benjamini–Hochberg control over all such rows.
 
 use super::findings::{
-    Pending, interval_percent, op_finding, priority_of, set_sample_figures, short_op,
+    Pending, interval_words, op_finding, priority_of, sample_per, set_sample_figures, short_op,
 };
 use crate::analysis::hardware::{ComputeSpec, Hardware};
 use crate::analysis::ops::stats::percent;
@@ -14,6 +14,20 @@ use crate::gate::verdict::{Finding, FindingKind, Severity};
 
 /// A regression or improvement of a row on one platform, awaiting
 /// false-discovery control; `None` when the row is unchanged or immaterial.
+///
+/// A slowdown is judged on its bounds ([`RatioEstimate::bounds`]): a
+/// confidence interval with 8 or more samples a side, else the range over
+/// the samples. Beyond the threshold with a material impact it is a
+/// regression at the policy's severity, but a warning when a side has a
+/// single sample (one measurement cannot fail a build). It is a warning too
+/// when its impact is below `min_impact_percent` but the op holds a
+/// material share of GPU time ([`material_share_percent`]). When the point
+/// estimate is beyond the threshold but the bounds reach back inside it,
+/// the finding is inconclusive, with its minimum detectable effect: a
+/// warning when the bounds are above no change and the impact is material,
+/// else information (noise between near-identical runs looks like that).
+///
+/// [`RatioEstimate::bounds`]: crate::gate::stats::RatioEstimate::bounds
 pub(super) fn judge_same_platform(
     op: &OpComparison,
     policy: &Policy,
@@ -24,69 +38,146 @@ pub(super) fn judge_same_platform(
     let up = 1.0 + threshold_percent / 100.0;
     let down = 1.0 / up;
     let estimate = &op.estimate;
-    let (low, high) = estimate
-        .interval
-        .map_or((estimate.ratio, estimate.ratio), |i| (i.low, i.high));
+    let bounds = estimate.bounds();
+    let (low, high) = bounds.map_or((estimate.ratio, estimate.ratio), |b| {
+        (b.interval.low, b.interval.high)
+    });
     let material = op.impact_percent.abs() >= noise.min_impact_percent;
-    let (kind, rule, severity, p_value) = if low > up && op.impact_percent > 0.0 {
-        (
-            FindingKind::Regression,
-            "regression",
-            policy.regression.severity,
-            estimate.p_value_above(up),
-        )
-    } else if high < down && op.impact_percent < 0.0 {
-        (
-            FindingKind::Improvement,
-            "improvement",
-            policy.improvement.severity,
-            estimate.p_value_below(down),
-        )
-    } else {
-        return None;
-    };
-    if !material {
-        return None;
-    }
+    let share = share_of_gpu_time(op);
+    let weighty = share >= material_share_percent(policy);
     let side = &op.candidate;
     let delta = (estimate.ratio - 1.0) * 100.0;
-    let confidence_note = match estimate.interval {
-        Some(i) => format!(
-            "{:.0}% interval {:+.1}% to {:+.1}%",
-            estimate.confidence * 100.0,
-            (i.low - 1.0) * 100.0,
-            (i.high - 1.0) * 100.0
-        ),
-        None => "one sample per side: no confidence interval".to_string(),
-    };
-    let verb = if kind == FindingKind::Regression {
-        "slower"
-    } else {
-        "faster"
-    };
+    let per = sample_per(op).as_str();
+    if op.impact_percent > 0.0 && estimate.ratio > up && (material || weighty) {
+        let confident = low > up;
+        let mut severity = if material {
+            policy.regression.severity
+        } else {
+            Severity::Warn
+        };
+        let mut reasons = Vec::new();
+        if !material {
+            reasons.push(format!(
+                "it adds less than the {}% impact minimum, but the op holds {share:.1}% of GPU time",
+                number(noise.min_impact_percent)
+            ));
+        }
+        if bounds.is_none() {
+            severity = severity.max(Severity::Warn);
+            reasons.push(format!(
+                "one {per} on a side is a single measurement, which cannot fail the build on its own"
+            ));
+        }
+        let mut finding = op_finding(
+            "regression",
+            severity,
+            FindingKind::Regression,
+            workload,
+            side,
+            String::new(),
+        );
+        set_sample_figures(&mut finding, op);
+        let interval = interval_words(&finding);
+        finding.message = if confident {
+            format!(
+                "{} is {:.1}% slower per {per} ({interval}), {:+.2}% of total GPU time{}",
+                short_op(side),
+                delta,
+                op.impact_percent,
+                main_kernel(op)
+            )
+        } else {
+            // Surely slower but not surely beyond the threshold: a warning;
+            // not even surely slower (the bounds hold no change): information.
+            // Below the impact minimum an inconclusive slowdown is
+            // information even on a weighty op: near-identical runs give
+            // such ranges over a few steps.
+            severity = if low > 1.0 && material {
+                severity.max(Severity::Warn)
+            } else {
+                Severity::Info
+            };
+            let mde = estimate.min_detectable_slowdown_percent(up);
+            finding.statistics.inconclusive = true;
+            finding.statistics.min_detectable_effect_percent = mde;
+            format!(
+                "{} is {:.1}% slower per {per}, inconclusive: its {interval} reaches below the {:.1}% threshold; these samples confirm only slowdowns beyond {}, {:+.2}% of total GPU time{}",
+                short_op(side),
+                delta,
+                threshold_percent,
+                mde.map_or("—".to_string(), |m| format!("{m:+.1}%")),
+                op.impact_percent,
+                main_kernel(op)
+            )
+        };
+        if !reasons.is_empty() && severity == Severity::Warn {
+            finding.message = format!("{}; a warning: {}", finding.message, reasons.join(", and "));
+        }
+        finding.severity = severity;
+        finish(&mut finding, op, threshold_percent);
+        let p_value = estimate.p_value_above(up);
+        return Some(Pending {
+            finding,
+            p_value: p_value.unwrap_or(0.0),
+        });
+    }
+    if !(high < down && op.impact_percent < 0.0 && material) {
+        return None;
+    }
     let mut finding = op_finding(
-        rule,
-        severity,
-        kind,
+        "improvement",
+        policy.improvement.severity,
+        FindingKind::Improvement,
         workload,
         side,
-        format!(
-            "{} is {:.1}% {verb} ({confidence_note}), {:+.2}% of total GPU time{}",
-            short_op(side),
-            delta.abs(),
-            op.impact_percent,
-            main_kernel(op)
-        ),
+        String::new(),
     );
     set_sample_figures(&mut finding, op);
-    finding.interval_percent = interval_percent(op);
-    finding.limit = Some(threshold_percent);
-    finding.impact_percent = Some(op.impact_percent);
-    finding.priority = priority_of(op.impact_percent);
+    finding.message = format!(
+        "{} is {:.1}% faster per {per} ({}), {:+.2}% of total GPU time{}",
+        short_op(side),
+        delta.abs(),
+        interval_words(&finding),
+        op.impact_percent,
+        main_kernel(op)
+    );
+    finish(&mut finding, op, threshold_percent);
     Some(Pending {
         finding,
-        p_value: p_value.unwrap_or(0.0),
+        p_value: estimate.p_value_below(down).unwrap_or(0.0),
     })
+}
+
+/// The limit (a relative threshold, %), impact and priority of a
+/// same-platform finding.
+fn finish(finding: &mut Finding, op: &OpComparison, threshold_percent: f64) {
+    finding.limit = Some(threshold_percent);
+    finding.statistics.limit_unit = Some("%".into());
+    finding.impact_percent = Some(op.impact_percent);
+    finding.priority = priority_of(op.impact_percent);
+}
+
+/// The share of the baseline's GPU time that makes a confident slowdown
+/// a warning even when its added time is below `min_impact_percent`: twice
+/// that minimum (1% under the default policy), so a ×1.2 slowdown of an op
+/// holding 2% of GPU time (+0.4%) is named.
+pub(super) fn material_share_percent(policy: &Policy) -> f64 {
+    2.0 * policy.noise.min_impact_percent
+}
+
+/// The row's baseline time as a share of the baseline's GPU time, %, from
+/// its impact (`impact_us` is that share's `impact_percent`).
+fn share_of_gpu_time(op: &OpComparison) -> f64 {
+    if op.impact_us == 0.0 {
+        return 0.0;
+    }
+    (op.impact_percent * op.baseline.time_us / op.impact_us).abs()
+}
+
+/// A threshold in a message: `0.5`, `1`.
+fn number(value: f64) -> String {
+    let text = format!("{value:.2}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// The expected candidate/baseline ratio under the policy's model for this op.
@@ -143,9 +234,10 @@ pub(super) fn judge_cross_platform(
     let side = &op.candidate;
     let (expected, slack, basis) = expected_ratio(op, policy, baseline, candidate)?;
     let estimate = &op.estimate;
-    let (low, high) = estimate
-        .interval
-        .map_or((estimate.ratio, estimate.ratio), |i| (i.low, i.high));
+    let bounds = estimate.bounds();
+    let (low, high) = bounds.map_or((estimate.ratio, estimate.ratio), |b| {
+        (b.interval.low, b.interval.high)
+    });
     let tolerance = 1.0 + slack.max(threshold_percent) / 100.0;
     let upper = expected * tolerance;
     let lower = expected / tolerance;
@@ -157,11 +249,12 @@ pub(super) fn judge_cross_platform(
         return None;
     }
     let (severity, p_value, direction) = if low > upper {
-        (
-            policy.cross_platform.severity,
-            estimate.p_value_above(upper),
-            "slower",
-        )
+        // One measurement a side cannot fail the build on its own.
+        let severity = match bounds {
+            Some(_) => policy.cross_platform.severity,
+            None => policy.cross_platform.severity.max(Severity::Warn),
+        };
+        (severity, estimate.p_value_above(upper), "slower")
     } else if high < lower {
         (Severity::Info, estimate.p_value_below(lower), "faster")
     } else {
@@ -174,17 +267,23 @@ pub(super) fn judge_cross_platform(
         workload,
         side,
         format!(
-            "{}: candidate/baseline time ratio {:.2} is {direction} than the {:.2} the hardware explains ({basis}, ±{:.0}% slack): improve the target's kernel",
+            "{}: candidate/baseline time ratio per {} {:.2} is {direction} than the {:.2} the hardware explains ({basis}, ±{:.0}% slack): improve the target's kernel",
             short_op(side),
+            sample_per(op).as_str(),
             estimate.ratio,
             expected,
             slack.max(threshold_percent)
         ),
     );
     set_sample_figures(&mut finding, op);
-    finding.interval_percent = interval_percent(op);
+    if bounds.is_none() {
+        finding.message.push_str(
+            "; a warning: one sample on a side is a single measurement, which cannot fail the build on its own",
+        );
+    }
     finding.expected_ratio = Some(expected);
     finding.limit = Some(upper);
+    finding.statistics.limit_unit = Some("×".into());
     finding.impact_percent = Some(excess_percent);
     finding.priority = priority_of(excess_percent);
     Some(Pending {
@@ -193,17 +292,23 @@ pub(super) fn judge_cross_platform(
     })
 }
 
-/// Benjamini–Hochberg over every pending op finding; those whose adjusted
-/// p-value exceeds the rate are dropped. Findings without an interval (one
-/// sample) carry p = 0 and so always survive; their message says why.
+/// Benjamini–Hochberg over every pending op finding that is a test; those
+/// whose adjusted p-value exceeds the rate are dropped. Findings without an
+/// interval (one sample) and inconclusive ones claim no significance: they
+/// are warnings that say why, kept without entering the adjustment.
 pub(super) fn false_discovery_control(pending: Vec<Pending>, rate: f64) -> Vec<Finding> {
-    let p_values: Vec<f64> = pending.iter().map(|p| p.p_value).collect();
+    let (untested, tested): (Vec<Pending>, Vec<Pending>) = pending.into_iter().partition(|p| {
+        let statistics = &p.finding.statistics;
+        statistics.inconclusive || statistics.samples.is_some_and(|s| s.fewest() < 2)
+    });
+    let p_values: Vec<f64> = tested.iter().map(|p| p.p_value).collect();
     let adjusted = bh_adjust(&p_values);
-    pending
+    tested
         .into_iter()
         .zip(adjusted)
         .filter(|(_, q)| *q <= rate)
         .map(|(p, _)| p.finding)
+        .chain(untested.into_iter().map(|p| p.finding))
         .collect()
 }
 

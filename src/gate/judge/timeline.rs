@@ -2,7 +2,7 @@
 //! the noise: the floor, the run-to-run noise of a baseline window, and the
 //! metric's step-to-step spread within a run), or beyond an absolute maximum.
 
-use super::findings::{nothing_to_compare, priority_of, round};
+use super::findings::{nothing_to_compare, priority_of, round, time_per};
 use crate::analysis::ops::stats::percent;
 use crate::gate::compare::Comparison;
 use crate::gate::policy::{Policy, TimelineMetric};
@@ -56,6 +56,9 @@ pub(super) fn timeline_findings(
             ..nothing_to_compare(policy, workload, String::new())
         };
         base.severity = rule.severity;
+        if unit == "µs" {
+            base.statistics.per = Some(time_per(comparison));
+        }
         base.kind = FindingKind::Timeline;
         let delta = (baseline > 0.0).then(|| (candidate / baseline - 1.0) * 100.0);
         base.delta_percent = delta;
@@ -66,6 +69,7 @@ pub(super) fn timeline_findings(
             if unit == "µs" && baseline >= policy.noise.min_time_us && delta > effective {
                 let mut finding = base.clone();
                 finding.limit = Some(effective);
+                finding.statistics.limit_unit = Some("%".into());
                 finding.impact_percent =
                     Some(percent(candidate - baseline, comparison.baseline_total_us));
                 finding.priority = priority_of(delta);
@@ -87,6 +91,7 @@ pub(super) fn timeline_findings(
             if candidate > max {
                 let mut finding = base.clone();
                 finding.limit = Some(max);
+                finding.statistics.limit_unit = Some(unit.to_string());
                 finding.priority = FindingPriority::High;
                 finding.message = format!(
                     "GPU {} is {} {unit}, above the {} {unit} limit",

@@ -5,6 +5,7 @@
 
 use super::findings::{
     Pending, ignored, nothing_to_compare, op_finding, priority_of, set_sample_figures, short_op,
+    time_per,
 };
 use super::integrity::integrity_findings;
 use super::limits::{budget_findings, efficiency_findings};
@@ -37,6 +38,7 @@ pub(super) fn judge_workload(
         ));
     }
     let noise = &policy.noise;
+    let per = time_per(comparison);
     let mut slower_by_name: std::collections::BTreeMap<&str, Vec<&OpComparison>> =
         std::collections::BTreeMap::new();
     // Rows launching other kernels, by op name (graph rows apart): one
@@ -72,7 +74,8 @@ pub(super) fn judge_workload(
             continue;
         }
         let threshold_percent = noise.threshold_percent(op.noise.map(|n| n * 100.0));
-        let too_small = op.baseline.time_us.max(op.candidate.time_us) < noise.min_time_us;
+        let too_small = op.baseline.time_us.max(op.candidate.time_us)
+            < noise.min_time_for(comparison.baseline_total_us);
         if !too_small {
             let judged = if comparison.cross_platform {
                 judge_cross_platform(
@@ -95,8 +98,8 @@ pub(super) fn judge_workload(
         }
         let confidently_slower = op
             .estimate
-            .interval
-            .is_some_and(|i| i.low > 1.0 + threshold_percent / 100.0);
+            .bounds()
+            .is_some_and(|b| b.interval.low > 1.0 + threshold_percent / 100.0);
         if !comparison.cross_platform && confidently_slower && op.impact_percent > 0.0 {
             slower_by_name
                 .entry(op.candidate.key.name.as_str())
@@ -147,7 +150,8 @@ pub(super) fn judge_workload(
             op.input_type.clear();
             op.input_strides.clear();
         }
-        finding.metric = "kernel time per run (rows summed)".into();
+        finding.metric = format!("kernel time per {} (rows summed)", per.as_str());
+        finding.statistics.per = Some(per);
         finding.baseline = Some(rows.iter().map(|op| op.baseline.time_us).sum());
         finding.candidate = Some(rows.iter().map(|op| op.candidate.time_us).sum());
         finding.delta_percent = Some((median_ratio - 1.0) * 100.0);
@@ -179,7 +183,8 @@ pub(super) fn judge_workload(
                 change.baseline.key.input_dims
             ),
         );
-        finding.metric = "kernel time per run".into();
+        finding.metric = format!("kernel time per {}", per.as_str());
+        finding.statistics.per = Some(per);
         finding.baseline = Some(change.baseline.time_us);
         finding.candidate = Some(change.candidate.time_us);
         finding.impact_percent = Some(change.impact_percent);
@@ -206,7 +211,8 @@ pub(super) fn judge_workload(
                     share
                 ),
             );
-            finding.metric = "kernel time per run".into();
+            finding.metric = format!("kernel time per {}", per.as_str());
+            finding.statistics.per = Some(per);
             finding.candidate = Some(side.time_us);
             finding.impact_percent = Some(percent(side.time_us, total));
             finding.priority = priority_of(share);
@@ -231,7 +237,8 @@ pub(super) fn judge_workload(
                     share
                 ),
             );
-            finding.metric = "kernel time per run".into();
+            finding.metric = format!("kernel time per {}", per.as_str());
+            finding.statistics.per = Some(per);
             finding.baseline = Some(side.time_us);
             finding.impact_percent = Some(-share);
             finding.priority = priority_of(share);

@@ -173,7 +173,9 @@ pub struct Noise {
     #[serde(deserialize_with = "de::non_negative")]
     pub noise_floor_percent: f64,
     /// Rows whose GPU time per run is below this on both sides, µs, are not
-    /// judged for regressions, improvements or ratios.
+    /// judged for regressions, improvements or ratios; in a workload with
+    /// less than 100 × this of GPU time the floor is 1% of its GPU time
+    /// instead ([`Noise::min_time_for`]).
     #[serde(deserialize_with = "de::non_negative")]
     pub min_time_us: f64,
     /// Bootstrap resamples per row (100 to
@@ -211,6 +213,13 @@ impl Noise {
     /// part of it the same way: see [`Noise::raise`].
     pub fn threshold_percent(&self, measured_noise_percent: Option<f64>) -> f64 {
         self.raise(self.min_effect_percent, measured_noise_percent)
+    }
+
+    /// The time floor of a workload whose baseline has `total_us` of GPU
+    /// time: `min_time_us`, or 1% of that time when smaller, so a short
+    /// trace (309 µs) still judges its ops holding a few percent of it.
+    pub fn min_time_for(&self, total_us: f64) -> f64 {
+        self.min_time_us.min(total_us / 100.0)
     }
 
     /// A relative limit raised to the noise: max(limit, noise floor,

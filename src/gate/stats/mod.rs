@@ -28,8 +28,15 @@
 //!   discovery rate", J. R. Statist. Soc. B 57 (1995) 289–300): step-up
 //!   adjusted p-values; rejecting those ≤ q controls the false discovery rate
 //!   at q for independent (or positively dependent) tests.
+//! - **Ranges for small samples**: a percentile bootstrap of 3 samples has
+//!   10 distinct resamples, too few for its quantiles to mean a confidence
+//!   level. Below [`MIN_CONFIDENCE_SAMPLES`] per side the gate decides on
+//!   the range of the ratio over the samples instead
+//!   ([`RatioEstimate::bounds`]): the per-pair ratios when paired, else
+//!   `min(candidate) / max(baseline)` to `max(candidate) / min(baseline)`
+//!   ("every candidate sample slower than every baseline sample").
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use crate::analysis::ops::stats::{median, median_in_place};
 
@@ -38,6 +45,12 @@ pub use crate::analysis::ops::stats::{median, median_in_place};
 /// memory and time of each compared row. A policy asks for at most this
 /// many (`noise.resamples`); larger requests are cut to it.
 pub const MAX_RESAMPLES: usize = 20_000;
+
+/// The fewest samples per side for which a bootstrap interval is called a
+/// confidence interval: with 8 distinct samples a percentile bootstrap of
+/// the median has thousands of distinct resamples, with 3 only 10. Below
+/// it the gate shows and decides on the range over the samples.
+pub const MIN_CONFIDENCE_SAMPLES: usize = 8;
 
 /// SplitMix64 (Steele, Lea & Flood, "Fast splittable pseudorandom number
 /// generators", OOPSLA 2014; the constants of Vigna's reference code): a
@@ -144,6 +157,27 @@ impl RatioInterval {
     }
 }
 
+/// What the bounds of a ratio are ([`RatioEstimate::bounds`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IntervalKind {
+    /// A percentile-bootstrap confidence interval at the estimate's level:
+    /// both sides had [`MIN_CONFIDENCE_SAMPLES`] or more samples.
+    Confidence,
+    /// The range of the ratio over the samples: too few samples for a
+    /// confidence level.
+    Range,
+}
+
+/// The interval a decision rests on and what it is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bounds {
+    /// The interval.
+    pub interval: RatioInterval,
+    /// Confidence interval or range.
+    pub kind: IntervalKind,
+}
+
 /// How the two samples were resampled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -167,6 +201,9 @@ pub struct RatioEstimate {
     /// `None` when a side has fewer than two samples: a single sample says
     /// nothing about its spread, so no confidence is claimed.
     pub interval: Option<RatioInterval>,
+    /// The range of the ratio over the samples (see [`sample_range`]);
+    /// `None` when a side has fewer than two samples.
+    pub range: Option<RatioInterval>,
     /// Two-sided confidence level of `interval` (e.g. 0.95).
     pub confidence: f64,
     /// Baseline samples.
@@ -185,9 +222,46 @@ pub struct RatioEstimate {
 }
 
 impl RatioEstimate {
-    /// Whether an interval exists (both sides had two or more samples).
+    /// Whether a bootstrap interval exists (both sides had two or more samples).
     pub fn has_interval(&self) -> bool {
         self.interval.is_some()
+    }
+
+    /// Whether both sides have enough samples ([`MIN_CONFIDENCE_SAMPLES`])
+    /// for `interval` to be called a confidence interval.
+    pub fn supports_confidence(&self) -> bool {
+        self.interval.is_some() && self.n_baseline.min(self.n_candidate) >= MIN_CONFIDENCE_SAMPLES
+    }
+
+    /// The interval a verdict rests on: the confidence interval when the
+    /// samples support one, else the range over the samples; `None` with
+    /// fewer than two samples on a side.
+    pub fn bounds(&self) -> Option<Bounds> {
+        if self.supports_confidence() {
+            let interval = self.interval?;
+            return Some(Bounds {
+                interval,
+                kind: IntervalKind::Confidence,
+            });
+        }
+        self.range.map(|interval| Bounds {
+            interval,
+            kind: IntervalKind::Range,
+        })
+    }
+
+    /// The smallest slowdown, %, that these samples would show beyond
+    /// `threshold` (a ratio): the bounds' relative width below the point
+    /// estimate (`ratio / low`) applied on top of the threshold. `None`
+    /// without bounds.
+    pub fn min_detectable_slowdown_percent(&self, threshold: f64) -> Option<f64> {
+        let low = self.bounds()?.interval.low;
+        let width = if low > 0.0 && self.ratio.is_finite() {
+            (self.ratio / low).max(1.0)
+        } else {
+            f64::INFINITY
+        };
+        Some((threshold * width - 1.0) * 100.0)
     }
 
     /// One-sided bootstrap p-value for "ratio > `threshold`" (H₀: ratio ≤
@@ -218,6 +292,45 @@ impl RatioEstimate {
     pub fn interval_at(&self, confidence: f64) -> Option<RatioInterval> {
         percentile_interval(&self.replicates, confidence)
     }
+}
+
+/// The range of the candidate/baseline ratio over the samples: with
+/// `paired`, the smallest and largest per-pair ratio; otherwise
+/// `min(candidate) / max(baseline)` to `max(candidate) / min(baseline)`.
+/// Widened to hold `point` (a ratio of medians need not lie between pair
+/// ratios). `None` with fewer than two samples on a side.
+pub fn sample_range(
+    baseline: &[f64],
+    candidate: &[f64],
+    paired: bool,
+    point: f64,
+) -> Option<RatioInterval> {
+    if baseline.len() < 2 || candidate.len() < 2 {
+        return None;
+    }
+    let (low, high) = if paired && baseline.len() == candidate.len() {
+        baseline
+            .iter()
+            .zip(candidate)
+            .map(|(&b, &c)| ratio(c, b))
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), r| {
+                (lo.min(r), hi.max(r))
+            })
+    } else {
+        let extremes = |values: &[f64]| {
+            values
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
+                    (lo.min(v), hi.max(v))
+                })
+        };
+        let ((b_low, b_high), (c_low, c_high)) = (extremes(baseline), extremes(candidate));
+        (ratio(c_low, b_high), ratio(c_high, b_low))
+    };
+    Some(RatioInterval {
+        low: low.min(point),
+        high: high.max(point),
+    })
 }
 
 fn percentile_interval(sorted: &[f64], confidence: f64) -> Option<RatioInterval> {
@@ -274,6 +387,7 @@ fn bootstrap(
     let mut estimate = RatioEstimate {
         ratio: point,
         interval: None,
+        range: sample_range(baseline, candidate, paired, point),
         confidence,
         n_baseline: baseline.len(),
         n_candidate: candidate.len(),

@@ -169,3 +169,59 @@ fn resamples_of_1e8_are_cut_to_the_bound() {
     let paired = paired_ratio_of_medians_ci(&base, &cand, 0.95, MAX_RESAMPLES + 1, 7);
     assert_eq!(paired.resamples, MAX_RESAMPLES);
 }
+
+#[test]
+fn few_samples_give_a_range_not_a_confidence_interval() {
+    let baseline = [100.0, 102.0, 98.0];
+    let candidate = [120.0, 123.0, 117.0];
+    let paired = paired_ratio_of_medians_ci(&baseline, &candidate, 0.95, 2000, 3);
+    assert!(paired.interval.is_some() && !paired.supports_confidence());
+    let bounds = paired.bounds().expect("two or more samples a side");
+    assert_eq!(bounds.kind, IntervalKind::Range);
+    // Per-pair ratios: 1.2, 123/102 ≈ 1.206, 117/98 ≈ 1.194.
+    assert_eq!(bounds.interval.low, 117.0 / 98.0, "{bounds:?}");
+    assert_eq!(bounds.interval.high, 123.0 / 102.0);
+    // Independent: every candidate against every baseline sample.
+    let independent = ratio_of_medians_ci(&baseline, &candidate, 0.95, 2000, 3);
+    let range = independent.bounds().expect("range").interval;
+    assert_eq!((range.low, range.high), (117.0 / 102.0, 123.0 / 98.0));
+    // Eight a side: the bootstrap interval is a confidence interval.
+    let sample = spread_sample(8, 100.0);
+    let eight = ratio_of_medians_ci(&sample, &sample, 0.95, 2000, 3);
+    assert!(eight.supports_confidence());
+    assert_eq!(
+        eight.bounds().expect("bounds").kind,
+        IntervalKind::Confidence
+    );
+    assert_eq!(
+        eight.bounds().expect("bounds").interval,
+        eight.interval.unwrap()
+    );
+    // One sample on a side: nothing to bound the point estimate with.
+    let one = ratio_of_medians_ci(&[100.0], &candidate, 0.95, 2000, 3);
+    assert_eq!((one.bounds(), one.range), (None, None));
+    assert_eq!(one.min_detectable_slowdown_percent(1.05), None);
+}
+
+#[test]
+fn the_range_holds_the_point_estimate() {
+    // Pair ratios 2.0 and 0.5 around medians 15 → 15: the point (1.0) is
+    // inside; a lopsided pair set still widens to hold it.
+    let range = sample_range(&[10.0, 20.0], &[20.0, 10.0], true, 1.0).expect("range");
+    assert_eq!((range.low, range.high), (0.5, 2.0));
+    let widened = sample_range(&[10.0, 10.0], &[12.0, 12.0], true, 1.5).expect("range");
+    assert_eq!((widened.low, widened.high), (1.2, 1.5));
+    assert_eq!(sample_range(&[1.0], &[1.0, 2.0], true, 1.0), None);
+}
+
+#[test]
+fn minimum_detectable_effect_grows_with_the_spread() {
+    let baseline = [100.0, 102.0, 98.0];
+    let tight = paired_ratio_of_medians_ci(&baseline, &[110.0, 112.2, 107.8], 0.95, 500, 1);
+    let wide = paired_ratio_of_medians_ci(&baseline, &[110.0, 140.0, 90.0], 0.95, 500, 1);
+    let tight_mde = tight.min_detectable_slowdown_percent(1.05).expect("mde");
+    let wide_mde = wide.min_detectable_slowdown_percent(1.05).expect("mde");
+    // Identical per-pair ratios: the range is a point, the MDE the threshold.
+    assert!((tight_mde - 5.0).abs() < 1e-9, "{tight_mde}");
+    assert!(wide_mde > 20.0, "{wide_mde}");
+}

@@ -454,7 +454,8 @@ fn why_flagged(out: &mut String, finding: &Finding) {
         if let Some(delta) = finding.delta_percent {
             let _ = write!(out, " ({delta:+.1}%");
             if let Some((low, high)) = finding.interval_percent {
-                let _ = write!(out, "; interval {low:+.1}% … {high:+.1}%");
+                let label = finding.statistics.interval_label();
+                let _ = write!(out, "; {label} {low:+.1}% … {high:+.1}%");
             }
             out.push(')');
         }

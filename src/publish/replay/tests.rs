@@ -376,6 +376,7 @@ fn finding(severity: Severity, workload: &str, name: &str, dims: &str) -> Findin
         kernel_diff: None,
         replay_package: None,
         accepted: None,
+        statistics: Default::default(),
     }
 }
 

@@ -102,12 +102,14 @@ fn number(v: f64) -> String {
     }
 }
 
-/// A value with its unit: µs as `human_us`, `%` as `12.3%`, else `N unit`.
+/// A value with its unit: µs as `human_us`, `%` as `12.3%`, a ratio as
+/// `×1.25`, else `N unit`.
 fn with_unit(value: Option<f64>, unit: &str) -> String {
     match value {
         Some(v) if v.is_finite() => match unit {
             "µs" | "us" => human_us(v),
             "%" => format!("{v:.1}%"),
+            "×" => format!("×{v:.2}"),
             "" => number(v),
             unit => format!("{} {unit}", number(v)),
         },
@@ -120,6 +122,51 @@ pub(super) fn signed_percent(value: Option<f64>) -> String {
         Some(v) if v.is_finite() => format!("{v:+.1}%"),
         _ => NONE.to_string(),
     }
+}
+
+/// A time with what it is per: `12.3 µs/step`; other values as
+/// [`with_unit`].
+fn time_with_per(value: Option<f64>, unit: &str, f: &Finding) -> String {
+    let text = with_unit(value, unit);
+    match f.statistics.per {
+        Some(per) if text != NONE && matches!(unit, "µs" | "us") => {
+            format!("{text}/{}", per.as_str())
+        }
+        _ => text,
+    }
+}
+
+/// The interval cell: `+1.0% … +3.0% (95% interval)` or `+1.0% … +3.0%
+/// (range over 3 steps)`, `inconclusive` with the minimum detectable
+/// effect when the data cannot decide.
+fn interval_text(f: &Finding) -> String {
+    let statistics = &f.statistics;
+    let mut text = match f.interval_percent {
+        Some((low, high)) if low.is_finite() && high.is_finite() => {
+            let range = format!("{low:+.1}% … {high:+.1}%");
+            // A report.json from before schema minor 2 does not say which.
+            match statistics.interval_kind {
+                Some(_) => format!("{range} ({})", statistics.interval_label()),
+                None => range,
+            }
+        }
+        _ => match statistics.samples {
+            Some(samples) if samples.fewest() < 2 => {
+                format!("one {} on a side", samples.per.as_str())
+            }
+            _ => NONE.to_string(),
+        },
+    };
+    if statistics.inconclusive {
+        text.push_str(", inconclusive");
+        if let Some(mde) = statistics
+            .min_detectable_effect_percent
+            .filter(|m| m.is_finite())
+        {
+            text.push_str(&format!(" (detects ≥ {mde:+.0}%)"));
+        }
+    }
+    text
 }
 
 /// One finding as display strings (raw text: the template escapes it).
@@ -135,6 +182,8 @@ pub(super) struct Row {
     pub(super) dtypes: String,
     pub(super) module: String,
     pub(super) metric: String,
+    /// What times are per: `per step`, `per call`, `per run`, or empty.
+    pub(super) per: String,
     pub(super) baseline: String,
     pub(super) candidate: String,
     pub(super) delta: String,
@@ -164,20 +213,22 @@ impl Row {
                 100,
             )),
             metric: or_dash(&shorten(&f.metric, 60)),
-            baseline: with_unit(f.baseline, &unit),
-            candidate: with_unit(f.candidate, &unit),
+            per: f
+                .statistics
+                .per
+                .map_or(String::new(), |per| format!("per {}", per.as_str())),
+            baseline: time_with_per(f.baseline, &unit, f),
+            candidate: time_with_per(f.candidate, &unit, f),
             delta: signed_percent(f.delta_percent),
-            interval: match f.interval_percent {
-                Some((low, high)) if low.is_finite() && high.is_finite() => {
-                    format!("{low:+.1}% … {high:+.1}%")
-                }
-                _ => NONE.to_string(),
-            },
+            interval: interval_text(f),
             expected: match f.expected_ratio {
                 Some(r) if r.is_finite() => format!("×{r:.2}"),
                 _ => NONE.to_string(),
             },
-            limit: with_unit(f.limit, &unit),
+            limit: with_unit(
+                f.limit,
+                &shorten(f.statistics.limit_unit.as_deref().unwrap_or(&f.unit), 16),
+            ),
             impact: signed_percent(f.impact_percent),
             priority: priority_label(f.priority),
             message: match &f.accepted {

@@ -55,9 +55,12 @@
 //!
 //! A finding row has `severity` (`fail`, `warn`, `info`), `icon`, `kind`
 //! (`regression`, `kernel selection`, …), `rule`, `workload`, `op`, `shape`,
-//! `dtypes`, `module`, `metric`, `baseline`, `candidate`, `delta`,
-//! `interval`, `expected`, `limit`, `impact`, `priority` and `message`, all
-//! display strings (`—` where there is no value). The filter `md` escapes a
+//! `dtypes`, `module`, `metric`, `per` (`per step`, `per call`, `per run`
+//! or empty), `baseline`, `candidate` (times end in `/step`, `/call` or
+//! `/run`), `delta`, `interval` (its kind in brackets: `95% interval` or
+//! `range over N steps`, then `inconclusive` when the data cannot decide),
+//! `expected`, `limit` (in its own unit), `impact`, `priority` and
+//! `message`, all display strings (`—` where there is no value). The filter `md` escapes a
 //! value explicitly (useful inside `{% autoescape false %}`).
 //!
 //! The parts: `finding` puts one finding into words, `group` one group,

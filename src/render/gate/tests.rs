@@ -42,6 +42,7 @@ pub(super) fn finding(name: &str, severity: Severity, kind: FindingKind, impact:
         kernel_diff: None,
         replay_package: None,
         accepted: None,
+        statistics: Default::default(),
     }
 }
 
@@ -502,4 +503,47 @@ fn chart_labels_name_op_and_shape() {
     assert!(text.contains("0 --> 130"), "{text}");
     assert_eq!(text.matches("```").count(), 2);
     assert_eq!(chart(&refs[..1], &v.findings), "");
+}
+
+#[test]
+fn rows_name_the_interval_the_per_and_the_limit_unit() {
+    use super::finding::Row;
+    use crate::gate::verdict::{FindingStatistics, IntervalKind, Per, SampleCounts};
+    let mut f = finding("aten::mm", Severity::Warn, FindingKind::Regression, 2.0);
+    f.limit = Some(5.0);
+    f.statistics = FindingStatistics {
+        per: Some(Per::Step),
+        limit_unit: Some("%".to_string()),
+        interval_kind: Some(IntervalKind::Range),
+        confidence: None,
+        samples: Some(SampleCounts {
+            per: Per::Step,
+            baseline: 3,
+            candidate: 3,
+        }),
+        inconclusive: true,
+        min_detectable_effect_percent: Some(31.6),
+    };
+    let row = Row::new(&f);
+    assert_eq!(row.baseline, "100.0 µs/step");
+    assert_eq!(row.per, "per step");
+    assert_eq!(row.limit, "5.0%");
+    assert_eq!(
+        row.interval,
+        "+16.0% … +24.0% (range over 3 steps), inconclusive (detects ≥ +32%)"
+    );
+    f.statistics.interval_kind = Some(IntervalKind::Confidence);
+    f.statistics.confidence = Some(0.95);
+    f.statistics.inconclusive = false;
+    assert_eq!(Row::new(&f).interval, "+16.0% … +24.0% (95% interval)");
+    f.interval_percent = None;
+    f.statistics.samples = Some(SampleCounts {
+        per: Per::Call,
+        baseline: 1,
+        candidate: 4,
+    });
+    assert_eq!(Row::new(&f).interval, "one call on a side");
+    f.statistics.limit_unit = Some("×".to_string());
+    f.limit = Some(1.3);
+    assert_eq!(Row::new(&f).limit, "×1.30");
 }

@@ -1,0 +1,220 @@
+//! Judge tests on the bundled example (three profiler steps, so per-step
+//! samples): what a finding claims about its statistics — a range over too
+//! few steps, one sample that cannot fail, an inconclusive change with its
+//! minimum detectable effect, the share warning below the impact minimum,
+//! and the units of its limit.
+
+use super::*;
+use crate::analysis::ops::stats::Stats;
+use crate::gate::compare::{CompareOptions, compare};
+use crate::gate::snapshot::tests::example_profile;
+use crate::gate::stats::IntervalKind;
+use crate::gate::verdict::{Finding, Per};
+
+fn example() -> Snapshot {
+    let (profile, sha, bytes) = example_profile();
+    Snapshot::from_profile(&profile, sha, bytes)
+}
+
+/// The verdict of `candidate` against the example under the default policy.
+fn verdict_of(baseline: &Snapshot, candidate: &Snapshot) -> Verdict {
+    let comparison = compare(
+        std::slice::from_ref(baseline),
+        candidate,
+        &CompareOptions::default(),
+    );
+    judge(
+        &[Workload::Compared {
+            comparison,
+            candidate,
+            baseline_hardware: None,
+            candidate_hardware: None,
+        }],
+        &Policy::default(),
+    )
+}
+
+/// The index of the row with the most time among those holding between
+/// `low` and `high` % of the example's GPU time in all three steps.
+fn row_with_share(snapshot: &Snapshot, low: f64, high: f64) -> usize {
+    let busy = snapshot.timeline.busy_time;
+    (0..snapshot.ops.len())
+        .filter(|&i| {
+            let op = &snapshot.ops[i];
+            let share = op.direct.sum / busy * 100.0;
+            op.step_us.len() == 3 && op.graph.is_none() && (low..high).contains(&share)
+        })
+        .max_by(|&a, &b| {
+            snapshot.ops[a]
+                .direct
+                .sum
+                .total_cmp(&snapshot.ops[b].direct.sum)
+        })
+        .unwrap_or_else(|| panic!("no row holds {low}–{high}% of the example's GPU time"))
+}
+
+/// Row `index` with its calls ×`calls` and its steps ×`steps[i]`.
+fn scaled(snapshot: &Snapshot, index: usize, calls: f64, steps: [f64; 3]) -> Snapshot {
+    let mut copy = snapshot.clone();
+    let op = &mut copy.ops[index];
+    for sample in &mut op.samples_us {
+        *sample *= calls;
+    }
+    for ((_, us), factor) in op.step_us.iter_mut().zip(steps) {
+        *us *= factor;
+    }
+    op.direct = Stats::of(&op.samples_us);
+    copy
+}
+
+fn findings_on<'a>(verdict: &'a Verdict, snapshot: &Snapshot, index: usize) -> Vec<&'a Finding> {
+    let op = &snapshot.ops[index];
+    verdict
+        .findings
+        .iter()
+        .filter(|f| {
+            f.op.as_ref().is_some_and(|r| {
+                r.name == op.name && r.input_dims == op.input_dims && r.input_type == op.input_type
+            })
+        })
+        .collect()
+}
+
+/// The regression finding on row `index`; panics, listing the findings,
+/// when there is none.
+fn regression_on<'a>(verdict: &'a Verdict, snapshot: &Snapshot, index: usize) -> &'a Finding {
+    findings_on(verdict, snapshot, index)
+        .into_iter()
+        .find(|f| f.kind == FindingKind::Regression)
+        .unwrap_or_else(|| panic!("{:#?}", verdict.findings))
+}
+
+#[test]
+fn the_example_against_itself_has_no_finding_to_act_on() {
+    let baseline = example();
+    let verdict = verdict_of(&baseline, &baseline);
+    assert_eq!(verdict.outcome, Outcome::Pass);
+    assert!(
+        verdict
+            .findings
+            .iter()
+            .all(|f| f.severity == Severity::Info),
+        "{:#?}",
+        verdict.findings
+    );
+}
+
+#[test]
+fn three_steps_give_a_range_and_a_confident_slowdown_fails() {
+    let baseline = example();
+    let index = row_with_share(&baseline, 3.0, 100.0);
+    let candidate = scaled(&baseline, index, 1.3, [1.3, 1.3, 1.3]);
+    let verdict = verdict_of(&baseline, &candidate);
+    let finding = regression_on(&verdict, &baseline, index);
+    assert_eq!(finding.severity, Severity::Fail);
+    let statistics = &finding.statistics;
+    assert_eq!(statistics.interval_kind, Some(IntervalKind::Range));
+    assert_eq!(statistics.confidence, None);
+    assert_eq!(statistics.per, Some(Per::Step));
+    assert_eq!(statistics.limit_unit.as_deref(), Some("%"));
+    assert_eq!(finding.limit, Some(5.0));
+    assert!(!statistics.inconclusive);
+    assert!(
+        finding
+            .message
+            .contains("slower per step (range over 3 steps +30.0% to +30.0%)"),
+        "{}",
+        finding.message
+    );
+    assert!(!finding.message.contains("95%"), "{}", finding.message);
+    assert_eq!(verdict.counts.regressions, 1, "{:#?}", verdict.findings);
+}
+
+#[test]
+fn steps_that_disagree_are_inconclusive_with_a_minimum_detectable_effect() {
+    let baseline = example();
+    let index = row_with_share(&baseline, 3.0, 100.0);
+    // Two steps 30% slower, one 3%: the median says +30%, the range
+    // reaches back to +3%, surely slower but not surely beyond 5%.
+    let candidate = scaled(&baseline, index, 1.2, [1.03, 1.3, 1.3]);
+    let verdict = verdict_of(&baseline, &candidate);
+    let found = findings_on(&verdict, &baseline, index);
+    assert_eq!(found.len(), 1, "{:#?}", verdict.findings);
+    let finding = found[0];
+    assert_eq!(finding.kind, FindingKind::Regression);
+    assert_eq!(finding.severity, Severity::Warn);
+    assert!(finding.statistics.inconclusive);
+    let mde = finding
+        .statistics
+        .min_detectable_effect_percent
+        .expect("an MDE");
+    assert!(mde > 30.0, "{mde}");
+    assert!(
+        finding.message.contains("inconclusive") && finding.message.contains("range over 3 steps"),
+        "{}",
+        finding.message
+    );
+    assert_eq!(verdict.outcome, Outcome::Pass);
+    assert_eq!(verdict.counts.regressions, 0);
+    assert_eq!(verdict.counts.warnings, 1);
+    // A step 2% faster: the bounds hold no change, so it is information.
+    let candidate = scaled(&baseline, index, 1.2, [0.98, 1.3, 1.3]);
+    let verdict = verdict_of(&baseline, &candidate);
+    let finding = regression_on(&verdict, &baseline, index);
+    assert!(finding.statistics.inconclusive);
+    assert_eq!(finding.severity, Severity::Info);
+    assert_eq!(verdict.counts.warnings, 0);
+}
+
+#[test]
+fn one_sample_on_a_side_warns_and_says_why() {
+    let baseline = example();
+    let index = row_with_share(&baseline, 3.0, 100.0);
+    let single = |snapshot: &Snapshot, factor: f64| {
+        let mut copy = snapshot.clone();
+        let op = &mut copy.ops[index];
+        op.samples_us = vec![op.direct.sum * factor];
+        op.step_us.truncate(1);
+        op.direct = Stats::of(&op.samples_us);
+        copy
+    };
+    let (before, after) = (single(&baseline, 1.0), single(&baseline, 1.5));
+    let verdict = verdict_of(&before, &after);
+    let finding = regression_on(&verdict, &baseline, index);
+    assert_eq!(finding.severity, Severity::Warn);
+    assert_eq!(finding.interval_percent, None);
+    assert_eq!(finding.statistics.per, Some(Per::Call));
+    assert!(
+        finding.message.contains("one call on a side: no interval")
+            && finding.message.contains("cannot fail the build on its own"),
+        "{}",
+        finding.message
+    );
+    assert_eq!(verdict.outcome, Outcome::Pass);
+}
+
+#[test]
+fn a_fifth_slower_op_with_a_material_share_warns_below_the_impact_minimum() {
+    let baseline = example();
+    // ×1.2 of 1.2–2.4% adds 0.24–0.48%: below the 0.5% minimum.
+    let index = row_with_share(&baseline, 1.2, 2.4);
+    let candidate = scaled(&baseline, index, 1.2, [1.2, 1.2, 1.2]);
+    let verdict = verdict_of(&baseline, &candidate);
+    let finding = regression_on(&verdict, &baseline, index);
+    assert_eq!(finding.severity, Severity::Warn);
+    assert!(
+        finding
+            .message
+            .contains("less than the 0.5% impact minimum"),
+        "{}",
+        finding.message
+    );
+    assert_eq!(verdict.outcome, Outcome::Pass);
+}
+
+#[test]
+fn the_time_floor_follows_a_short_traces_scale() {
+    let noise = Policy::default().noise;
+    assert_eq!(noise.min_time_for(309.0), 3.09);
+    assert_eq!(noise.min_time_for(1e6), 10.0);
+}

@@ -51,7 +51,7 @@ pub(super) fn judge_workload(
         if let Some(diff) = &op.kernel_diff {
             let mut finding = op_finding(
                 "kernel_selection",
-                policy.kernel_selection.severity,
+                policy.kernel_selection_severity(comparison.cross_platform),
                 FindingKind::KernelSelection,
                 workload,
                 side,

@@ -503,7 +503,7 @@ mod tests {
         );
         assert_eq!(
             fields_of::<HardwareSection>(),
-            ["baseline", "candidate", "file"]
+            ["baseline", "candidate", "file", "peak"]
         );
         assert_eq!(section_of("confidence"), Some("noise"));
         assert_eq!(section_of("slack_percent"), Some("cross_platform"));

@@ -312,7 +312,12 @@ pub fn check(
                     baseline_sides.iter().map(|s| s.snapshot.clone()).collect();
                 let comparison = compare::compare(&snapshots, &candidate.snapshot, &options);
                 if comparison.cross_platform && !policy.cross_platform.enabled {
-                    return Err(mixed_gpus(name, &comparison, &snapshots, &candidate.snapshot));
+                    return Err(mixed_gpus(
+                        name,
+                        &comparison,
+                        &snapshots,
+                        &candidate.snapshot,
+                    ));
                 }
                 Workload::Compared {
                     comparison,

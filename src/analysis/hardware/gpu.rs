@@ -99,8 +99,7 @@ impl Hardware {
     /// ratio never divides a measured figure by a datasheet one.
     pub fn pair_on_basis(a: &Hardware, b: &Hardware, basis: PeakBasis) -> (Hardware, Hardware) {
         let (mut a_out, mut b_out) = (a.clone(), b.clone());
-        if let (PeakBasis::Achievable, Some(ma), Some(mb)) = (basis, &a.achievable, &b.achievable)
-        {
+        if let (PeakBasis::Achievable, Some(ma), Some(mb)) = (basis, &a.achievable, &b.achievable) {
             for (spec, ta) in &ma.peak_tflops {
                 if let Some(tb) = mb.peak_tflops.get(spec) {
                     a_out.peak_tflops.insert(*spec, *ta);

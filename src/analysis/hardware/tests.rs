@@ -629,7 +629,10 @@ fn achievable_peaks_are_separate_and_used_on_one_basis() {
     assert_eq!(b.peak_tflops(bf16), Some(989.5));
     assert_eq!(c.peak_tflops(bf16), Some(1307.4));
     let (b, c) = Hardware::pair_on_basis(mi300, mi300, PeakBasis::Achievable);
-    assert_eq!((b.peak_tflops(bf16), c.peak_tflops(bf16)), (Some(708.0), Some(708.0)));
+    assert_eq!(
+        (b.peak_tflops(bf16), c.peak_tflops(bf16)),
+        (Some(708.0), Some(708.0))
+    );
     // An inline override of a catalog entry drops the measured figures.
     let based = catalog.resolve("base=MI300X, bf16=1000").unwrap();
     assert!(based.achievable.is_none());
@@ -645,5 +648,8 @@ fn achievable_figures_are_validated() {
                 peak_tflops: {matrix_bf16: 10}, \
                 achievable: {peak_tflops: {matrix_bf16: -1}, source: s}}\n";
     let error = Catalog::from_yaml(yaml, "f.yaml").unwrap_err().to_string();
-    assert!(error.contains("achievable.peak_tflops.matrix_bf16"), "{error}");
+    assert!(
+        error.contains("achievable.peak_tflops.matrix_bf16"),
+        "{error}"
+    );
 }

@@ -368,6 +368,12 @@ impl Gate {
 }
 
 fn run_check(baselines: &[&Path], candidate: &Path, extra: &[&str]) -> Gate {
+    let (output, out) = check_output(baselines, candidate, extra);
+    gate_of(output, out)
+}
+
+/// `tracegate check` with `--out-dir`, whatever its exit code.
+fn check_output(baselines: &[&Path], candidate: &Path, extra: &[&str]) -> (Output, TempDir) {
     let out = TempDir::new().expect("tempdir");
     let mut command = command();
     command.arg("check");
@@ -381,8 +387,7 @@ fn run_check(baselines: &[&Path], candidate: &Path, extra: &[&str]) -> Gate {
         .arg(out.path())
         .args(["--quiet", "--color", "never"])
         .args(extra);
-    let output = command.output().expect("run tracegate check");
-    gate_of(output, out)
+    (command.output().expect("run tracegate check"), out)
 }
 
 fn gate_of(output: Output, out: TempDir) -> Gate {
@@ -739,18 +744,7 @@ fn same_code_on_h100_and_mi300_never_fails_and_kernel_names_are_information() {
 )]
 fn a_same_platform_policy_refuses_different_gpus_unless_asked() {
     let (baseline, candidate) = (corpus(QWEN_H100), corpus(QWEN_MI300));
-    let out = TempDir::new().expect("tempdir");
-    let output = command()
-        .arg("check")
-        .arg("--baseline")
-        .arg(&baseline)
-        .arg("--candidate")
-        .arg(&candidate)
-        .arg("--out-dir")
-        .arg(out.path())
-        .args(["--quiet", "--color", "never"])
-        .output()
-        .expect("run tracegate check");
+    let (output, _out) = check_output(&[&baseline], &candidate, &[]);
     assert_eq!(output.status.code(), Some(2));
     let stderr = text(&output.stderr);
     assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");

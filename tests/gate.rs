@@ -370,6 +370,12 @@ impl Gate {
 }
 
 fn run_check(baselines: &[&Path], candidate: &Path, extra: &[&str]) -> Gate {
+    let (output, out) = check_output(baselines, candidate, extra);
+    gate_of(output, out)
+}
+
+/// `tracegate check` with `--out-dir`, whatever its exit code.
+fn check_output(baselines: &[&Path], candidate: &Path, extra: &[&str]) -> (Output, TempDir) {
     let out = TempDir::new().expect("tempdir");
     let mut command = command();
     command.arg("check");
@@ -383,8 +389,7 @@ fn run_check(baselines: &[&Path], candidate: &Path, extra: &[&str]) -> Gate {
         .arg(out.path())
         .args(["--quiet", "--color", "never"])
         .args(extra);
-    let output = command.output().expect("run tracegate check");
-    gate_of(output, out)
+    (command.output().expect("run tracegate check"), out)
 }
 
 fn gate_of(output: Output, out: TempDir) -> Gate {
@@ -751,6 +756,75 @@ fn cross_platform_gate(baseline: &str, candidate: &str) -> Gate {
         &candidate,
         &["--policy", policy.to_str().expect("UTF-8 path")],
     )
+}
+
+/// The five TraceLens models profiled on both an H100 and an MI300X.
+const H100_MI300_MODELS: [&str; 5] = [
+    "Falconsai_nsfw_image_detection__1016002",
+    "Qwen_Qwen1.5-0.5B-Chat__1016005",
+    "facebook_timesformer-base-finetuned-k400__1016002",
+    "gaunernst_bert-small-uncased__1016001",
+    "google_owlv2-large-patch14-ensemble__1016001",
+];
+
+#[test]
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
+fn same_code_on_h100_and_mi300_never_fails_and_kernel_names_are_information() {
+    for model in H100_MI300_MODELS {
+        let (h100, mi300) = (
+            format!("tracelens/h100/{model}.json.gz"),
+            format!("tracelens/mi300/{model}.json.gz"),
+        );
+        for (baseline, candidate) in [(&h100, &mi300), (&mi300, &h100)] {
+            let gate = cross_platform_gate(baseline, candidate);
+            assert_eq!(gate.code, 0, "{candidate}: {}", gate.describe());
+            assert_eq!(gate.workloads()[0]["cross_platform"], true);
+            assert!(
+                gate.findings().iter().all(|f| f["severity"] != "fail"),
+                "{candidate}: {}",
+                gate.describe()
+            );
+            // Kernel names differ across vendors: information, never a warning.
+            let kernels = gate.of_kind("kernel_selection");
+            assert!(!kernels.is_empty(), "{candidate}");
+            assert!(
+                kernels.iter().all(|f| f["severity"] == "info"),
+                "{candidate}: {}",
+                gate.describe()
+            );
+        }
+    }
+}
+
+#[test]
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
+fn a_same_platform_policy_refuses_different_gpus_unless_asked() {
+    let (baseline, candidate) = (corpus(QWEN_H100), corpus(QWEN_MI300));
+    let (output, _out) = check_output(&[&baseline], &candidate, &[]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = text(&output.stderr);
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    for needle in [
+        "H100 SXM",
+        "MI300X",
+        "--cross-platform",
+        "cross-platform policy",
+    ] {
+        assert!(stderr.contains(needle), "{needle}: {stderr}");
+    }
+    // The flag allows it under the same policy, with kernel names as
+    // information although default.yaml makes kernel selection a warning.
+    let gate = run_check(&[&baseline], &candidate, &["--cross-platform"]);
+    assert_eq!(gate.workloads()[0]["cross_platform"], true);
+    let kernels = gate.of_kind("kernel_selection");
+    assert!(!kernels.is_empty());
+    assert!(kernels.iter().all(|f| f["severity"] == "info"));
 }
 
 #[test]

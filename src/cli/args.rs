@@ -146,6 +146,12 @@ pub(super) struct CheckArgs {
     #[arg(long, value_name = "DIR")]
     pub(super) out_dir: Option<PathBuf>,
 
+    /// The two sides may run on different GPUs: judge each op against its
+    /// expected hardware ratio (the policy's `cross_platform` section)
+    /// instead of failing with "different GPUs" (exit 2).
+    #[arg(long)]
+    pub(super) cross_platform: bool,
+
     /// A directory whose comment.md.j2 / summary.md.j2 replace the built-in templates.
     #[arg(long, value_name = "DIR")]
     pub(super) template_dir: Option<PathBuf>,

@@ -297,21 +297,34 @@ pub fn check(
             (true, _) => Workload::OnlyCandidate(name.clone()),
             (false, None) => Workload::OnlyBaseline(name.clone()),
             (false, Some(candidate)) => {
-                let baseline_hardware = baseline_sides.iter().find_map(|s| s.hardware.clone());
+                let (baseline_hardware, candidate_hardware) = on_basis(
+                    baseline_sides.iter().find_map(|s| s.hardware.as_ref()),
+                    candidate.hardware.as_ref(),
+                    policy,
+                );
                 let options = CompareOptions {
                     baseline_hardware: baseline_hardware.clone(),
-                    candidate_hardware: candidate.hardware.clone(),
+                    candidate_hardware: candidate_hardware.clone(),
                     confidence: policy.noise.confidence,
                     resamples: policy.noise.resamples as usize,
                     seed: policy.noise.seed,
                 };
                 let snapshots: Vec<Snapshot> =
                     baseline_sides.iter().map(|s| s.snapshot.clone()).collect();
+                let comparison = compare::compare(&snapshots, &candidate.snapshot, &options);
+                if comparison.cross_platform && !policy.cross_platform.enabled {
+                    return Err(mixed_gpus(
+                        name,
+                        &comparison,
+                        &snapshots,
+                        &candidate.snapshot,
+                    ));
+                }
                 Workload::Compared {
-                    comparison: compare::compare(&snapshots, &candidate.snapshot, &options),
+                    comparison,
                     candidate: &candidate.snapshot,
                     baseline_hardware,
-                    candidate_hardware: candidate.hardware.clone(),
+                    candidate_hardware,
                 }
             }
         };
@@ -323,6 +336,54 @@ pub fn check(
         write_replay_packages(&mut verdict, &sides, policy, dir)?;
     }
     Ok(verdict)
+}
+
+/// The two sides' hardware on the policy's peak basis (`hardware.peak`):
+/// one common basis when both are known, so that expected ratios never
+/// divide a measured peak by a datasheet one.
+fn on_basis(
+    baseline: Option<&Hardware>,
+    candidate: Option<&Hardware>,
+    policy: &Policy,
+) -> (Option<Hardware>, Option<Hardware>) {
+    let basis = policy.hardware.peak;
+    match (baseline, candidate) {
+        (Some(b), Some(c)) => {
+            let (b, c) = Hardware::pair_on_basis(b, c, basis);
+            (Some(b), Some(c))
+        }
+        (b, c) => (b.map(|h| h.on_basis(basis)), c.map(|h| h.on_basis(basis))),
+    }
+}
+
+/// The error for sides on different GPUs under a same-platform policy: a
+/// mixed GPU pool must not turn a PR gate into hardware-ratio judging
+/// without anyone asking for it.
+fn mixed_gpus(
+    workload: &str,
+    comparison: &compare::Comparison,
+    baselines: &[Snapshot],
+    candidate: &Snapshot,
+) -> Failure {
+    let gpus = |hardware: &Option<String>, snapshot: Option<&Snapshot>| {
+        hardware.clone().unwrap_or_else(|| {
+            let names: Vec<String> = snapshot
+                .map(|s| s.fingerprint.gpus.iter().map(|g| g.name.clone()).collect())
+                .unwrap_or_default();
+            if names.is_empty() {
+                "an unknown GPU".to_string()
+            } else {
+                names.join(" + ")
+            }
+        })
+    };
+    Failure::input(format!(
+        "{workload}: the baseline ran on {} and the candidate on {}, but the policy judges one \
+         platform; to compare across GPUs use a cross-platform policy (policies/cross-platform.yaml, \
+         or `cross_platform: {{enabled: true}}`) or pass --cross-platform",
+        gpus(&comparison.baseline_hardware, baselines.first()),
+        gpus(&comparison.candidate_hardware, Some(candidate)),
+    ))
 }
 
 /// Where `check --out-dir DIR` writes the candidate's snapshot of workload

@@ -210,7 +210,7 @@ fn snapshot_command(args: &SnapshotArgs) -> Result<(), Failure> {
 }
 
 fn check_command(args: &CheckArgs) -> Result<u8, Failure> {
-    let policy = match &args.policy {
+    let mut policy = match &args.policy {
         Some(path) => Policy::load(path).map_err(|e| Failure::input(e.to_string()))?,
         None => Policy::default(),
     };
@@ -227,6 +227,9 @@ fn check_command(args: &CheckArgs) -> Result<u8, Failure> {
         today: Some(today()),
         accept,
     };
+    if args.cross_platform {
+        policy.cross_platform.enabled = true;
+    }
     let verdict = check::check(
         &args.baseline,
         &args.candidate,

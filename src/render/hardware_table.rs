@@ -121,7 +121,7 @@ mod tests {
             .lines()
             .find(|line| line.contains("H100 SXM"))
             .expect("an H100 SXM row");
-        for figure in ["80", "3.35", "67", "494.5", "990", "1979", "NVIDIA H100"] {
+        for figure in ["80", "3.35", "67", "494.5", "989.5", "1979", "NVIDIA H100"] {
             assert!(h100.contains(figure), "{figure} in {h100}");
         }
         let v100 = text
@@ -145,7 +145,7 @@ mod tests {
         assert!(!table.contains("datasheet"), "{table}");
         assert_eq!(sources.lines().count(), catalog.gpus.len());
         assert!(
-            sources.contains("  B200: NVIDIA HGX B200 datasheet"),
+            sources.contains("  B200: NVIDIA HGX product page"),
             "{sources}"
         );
     }

@@ -160,6 +160,22 @@ impl Hardware {
                 )));
             }
         }
+        if let Some(measured) = &self.achievable {
+            for (spec, tflops) in &measured.peak_tflops {
+                if !(tflops.is_finite() && *tflops > 0.0) {
+                    return Err(invalid(format!(
+                        "`achievable.peak_tflops.{spec}` must be a positive number of TFLOP/s, not {tflops}"
+                    )));
+                }
+            }
+            if let Some(bandwidth) = measured.hbm_tb_s {
+                if !(bandwidth.is_finite() && bandwidth > 0.0) {
+                    return Err(invalid(format!(
+                        "`achievable.hbm_tb_s` must be a positive number of TB/s, not {bandwidth}"
+                    )));
+                }
+            }
+        }
         for pattern in &self.match_names {
             if words(pattern).is_empty() {
                 return Err(invalid(format!(

@@ -1,5 +1,7 @@
-//! One GPU's figures (bandwidth, memory, dense peaks) and the roofline
-//! arithmetic on them: peak lookup with fallbacks, ridge point, roofline time.
+//! One GPU's figures (bandwidth, memory, datasheet dense peaks, and where
+//! published, measured achievable peaks) and the roofline arithmetic on
+//! them: peak lookup with fallbacks, ridge point, roofline time, and the
+//! choice of one peak basis for one or two GPUs.
 
 use std::collections::BTreeMap;
 
@@ -30,9 +32,88 @@ pub struct Hardware {
     /// Where the figures come from (a vendor datasheet citation).
     #[serde(default)]
     pub source: String,
+    /// Measured achievable peaks the vendor publishes, kept apart from the
+    /// datasheet figures above; used only on the [`PeakBasis::Achievable`]
+    /// basis ([`Hardware::on_basis`], [`Hardware::pair_on_basis`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub achievable: Option<Achievable>,
+}
+
+/// Measured achievable peaks of one GPU (e.g. AMD's published
+/// max-achievable FLOPs), each figure for the exact spec it was measured in.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Achievable {
+    /// Achievable TFLOP/s per compute spec (no fallbacks between specs).
+    #[serde(default)]
+    pub peak_tflops: BTreeMap<ComputeSpec, f64>,
+    /// Achievable memory bandwidth, TB/s, when published.
+    #[serde(default)]
+    pub hbm_tb_s: Option<f64>,
+    /// Where the measured figures come from.
+    pub source: String,
+}
+
+/// Which peaks roofline figures are computed against.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PeakBasis {
+    /// The vendors' datasheet dense peaks, the same basis for every GPU.
+    #[default]
+    Datasheet,
+    /// Measured achievable peaks where the catalog has them (datasheet
+    /// elsewhere); across two GPUs only where both have one.
+    Achievable,
+}
+
+impl PeakBasis {
+    /// Lower-case name, as written in a policy.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PeakBasis::Datasheet => "datasheet",
+            PeakBasis::Achievable => "achievable",
+        }
+    }
 }
 
 impl Hardware {
+    /// This GPU's figures on `basis`: on [`PeakBasis::Achievable`], each
+    /// measured figure replaces the datasheet one of the same spec (and
+    /// bandwidth); everything else stays on the datasheet.
+    pub fn on_basis(&self, basis: PeakBasis) -> Hardware {
+        let mut hardware = self.clone();
+        if let (PeakBasis::Achievable, Some(measured)) = (basis, &self.achievable) {
+            for (spec, tflops) in &measured.peak_tflops {
+                hardware.peak_tflops.insert(*spec, *tflops);
+            }
+            if let Some(bandwidth) = measured.hbm_tb_s {
+                hardware.hbm_tb_s = bandwidth;
+            }
+        }
+        hardware
+    }
+
+    /// Two GPUs' figures on one common `basis`, for ratios between them: on
+    /// [`PeakBasis::Achievable`] a measured figure is used only where both
+    /// GPUs have one for the same spec (bandwidth likewise), so that a
+    /// ratio never divides a measured figure by a datasheet one.
+    pub fn pair_on_basis(a: &Hardware, b: &Hardware, basis: PeakBasis) -> (Hardware, Hardware) {
+        let (mut a_out, mut b_out) = (a.clone(), b.clone());
+        if let (PeakBasis::Achievable, Some(ma), Some(mb)) = (basis, &a.achievable, &b.achievable) {
+            for (spec, ta) in &ma.peak_tflops {
+                if let Some(tb) = mb.peak_tflops.get(spec) {
+                    a_out.peak_tflops.insert(*spec, *ta);
+                    b_out.peak_tflops.insert(*spec, *tb);
+                }
+            }
+            if let (Some(ba), Some(bb)) = (ma.hbm_tb_s, mb.hbm_tb_s) {
+                a_out.hbm_tb_s = ba;
+                b_out.hbm_tb_s = bb;
+            }
+        }
+        (a_out, b_out)
+    }
+
     /// The peak for `spec` in TFLOP/s, with the spec it was read from: the
     /// spec itself, else the first of its documented fallbacks the entry
     /// lists ([`ComputeSpec::fallbacks`]):

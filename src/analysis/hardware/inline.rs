@@ -42,6 +42,7 @@ impl Hardware {
             hbm_tb_s: 0.0,
             peak_tflops: BTreeMap::new(),
             source: format!("inline spec `{}`", text.trim()),
+            achievable: None,
         };
         apply_pairs(&mut hardware, &pairs, text)?;
         if hardware.hbm_tb_s <= 0.0 {

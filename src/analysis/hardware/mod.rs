@@ -24,7 +24,15 @@
 //!       matrix_bf16: 990
 //!       vector_fp32: 67
 //!     source: "NVIDIA H100 datasheet"  # optional in user files
+//!     achievable:                    # optional: measured peaks
+//!       peak_tflops: {matrix_bf16: 708}
+//!       source: "vendor's measured max-achievable figures"
 //! ```
+//!
+//! `peak_tflops` and `hbm_tb_s` are datasheet figures (dense, no sparsity)
+//! for every entry, so that ratios between two GPUs compare like with like;
+//! measured figures go under `achievable` and are used only when a policy
+//! asks for them (`hardware.peak: achievable`, [`PeakBasis`]).
 //!
 //! # Detection
 //!
@@ -52,4 +60,4 @@ pub use catalog::{BUILTIN_LABEL, BUILTIN_YAML, Catalog, builtin_catalog};
 pub use compute_spec::ComputeSpec;
 pub use detect::{Detection, DeviceMatch};
 pub use error::HardwareError;
-pub use gpu::Hardware;
+pub use gpu::{Achievable, Hardware, PeakBasis};

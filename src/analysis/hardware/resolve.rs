@@ -54,6 +54,14 @@ impl Catalog {
             spec.trim()
         );
         apply_pairs(&mut hardware, &pairs, spec)?;
+        // Measured figures were measured on the catalog part, not on one
+        // with overridden figures.
+        if pairs
+            .iter()
+            .any(|(key, _)| !matches!(key.as_str(), "base" | "name" | "vendor"))
+        {
+            hardware.achievable = None;
+        }
         Ok(hardware)
     }
 

@@ -29,7 +29,6 @@ fn builtin_catalog_parses_and_is_complete() {
         "MI300X",
         "MI325X",
         "MI355X",
-        "MI400",
         "H200 SXM",
         "H100 SXM",
         "H100 PCIe",
@@ -47,11 +46,17 @@ fn builtin_catalog_parses_and_is_complete() {
     for gpu in &catalog.gpus {
         assert!(gpu.hbm_tb_s > 0.0, "{}: bandwidth", gpu.name);
         assert!(gpu.memory_gb > 0.0, "{}: memory", gpu.name);
+        // Every entry cites a public source: a vendor URL, never a
+        // document outside the repository.
         assert!(
-            !gpu.source.is_empty() && gpu.source != BUILTIN_LABEL,
+            gpu.source.contains("https://") && gpu.source != BUILTIN_LABEL,
             "{}: source",
             gpu.name
         );
+        assert!(!gpu.source.contains(".md"), "{}: source", gpu.name);
+        if let Some(measured) = &gpu.achievable {
+            assert!(measured.source.contains("https://"), "{}", gpu.name);
+        }
         assert!(!gpu.vendor.is_empty(), "{}: vendor", gpu.name);
         assert!(!gpu.match_names.is_empty(), "{}: match names", gpu.name);
         // Every part has a 16-bit matrix rate; only Volta lacks bf16.
@@ -75,17 +80,18 @@ fn builtin_catalog_parses_and_is_complete() {
 }
 
 #[test]
-fn builtin_figures_follow_the_reference() {
-    // docs/REFERENCE.md section 5.
+fn builtin_figures_are_datasheet_dense_peaks() {
+    // The vendors' datasheets (URLs in each entry's `source`): dense bf16,
+    // sparsity figures halved (H100/H200 1,979 -> 989.5; MI300X 2614.9 ->
+    // 1307.4; MI355X 5.0 PF -> 2516.6).
     let catalog = builtin_catalog();
     let table = [
-        ("MI300X", 5.3, 708.0, 192.0),
-        ("MI325X", 6.0, 708.0, 256.0),
-        ("MI355X", 6.5, 850.0, 288.0),
-        ("MI400", 7.0, 1000.0, 320.0),
-        ("H200 SXM", 4.8, 990.0, 141.0),
-        ("H100 SXM", 3.35, 990.0, 80.0),
-        ("A100 80GB", 2.0, 312.0, 80.0),
+        ("MI300X", 5.3, 1307.4, 192.0),
+        ("MI325X", 6.0, 1307.4, 256.0),
+        ("MI355X", 8.0, 2516.6, 288.0),
+        ("H200 SXM", 4.8, 989.5, 141.0),
+        ("H100 SXM", 3.35, 989.5, 80.0),
+        ("A100 80GB", 2.039, 312.0, 80.0),
     ];
     for (name, hbm, bf16, memory) in table {
         let gpu = catalog.by_name(name).unwrap();
@@ -261,13 +267,13 @@ fn peak_fallbacks() {
 #[test]
 fn ridge_point_and_roofline_time_h100() {
     let h100 = builtin_catalog().by_name("H100 SXM").unwrap().clone();
-    // 990e12 FLOP/s / 3.35e12 B/s = 295.52 FLOP/B.
+    // 989.5e12 FLOP/s / 3.35e12 B/s = 295.37 FLOP/B.
     let ridge = h100.ridge_point(ComputeSpec::MatrixBf16).unwrap();
-    assert!(close(ridge, 990.0 / 3.35), "{ridge}");
-    assert!((ridge - 295.52).abs() < 0.01);
+    assert!(close(ridge, 989.5 / 3.35), "{ridge}");
+    assert!((ridge - 295.37).abs() < 0.01);
 
     // 8192^3 bf16 GEMM: 2·8192³ = 1.0995e12 FLOP, 3·8192²·2 = 402.65 MB.
-    // Compute 1.0995e12 / 990e12 s = 1110.62 µs; memory 402.65e6 /
+    // Compute 1.0995e12 / 989.5e12 s = 1111.18 µs; memory 402.65e6 /
     // 3.35e12 s = 120.2 µs; compute-bound.
     let n = 8192.0_f64;
     let flops = 2.0 * n * n * n;
@@ -275,8 +281,8 @@ fn ridge_point_and_roofline_time_h100() {
     let t = h100
         .roofline_time_us(flops, bytes, ComputeSpec::MatrixBf16)
         .unwrap();
-    assert!(close(t, flops / 990e12 * 1e6), "{t}");
-    assert!((t - 1110.62).abs() < 0.01, "{t}");
+    assert!(close(t, flops / 989.5e12 * 1e6), "{t}");
+    assert!((t - 1111.18).abs() < 0.01, "{t}");
 
     // Elementwise add of 2^28 bf16 elements: 2^28 FLOP, 3·2^28·2 bytes
     // = 1.61 GB → 480.8 µs memory-bound.
@@ -344,7 +350,7 @@ fn resolve_names_device_names_and_specs() {
     let based = catalog.resolve("base=H100 SXM, hbm=3.0").unwrap();
     assert_eq!(based.name, "H100 SXM (custom)");
     assert_eq!(based.hbm_tb_s, 3.0);
-    assert_eq!(based.peak_tflops(ComputeSpec::MatrixBf16), Some(990.0));
+    assert_eq!(based.peak_tflops(ComputeSpec::MatrixBf16), Some(989.5));
     assert!(based.source.contains("overridden by inline spec"));
     assert!(based.match_names.is_empty());
 
@@ -594,6 +600,56 @@ fn unknown_names_suggest_the_closest_entries() {
     let error = catalog.resolve("base=H100,hbm=3").unwrap_err().to_string();
     assert!(
         error.ends_with("; did you mean `H100 SXM` or `H100 PCIe`?"),
+        "{error}"
+    );
+}
+
+#[test]
+fn achievable_peaks_are_separate_and_used_on_one_basis() {
+    let catalog = builtin_catalog();
+    let mi300 = catalog.by_name("MI300X").unwrap();
+    let h100 = catalog.by_name("H100 SXM").unwrap();
+    let bf16 = ComputeSpec::MatrixBf16;
+    // The datasheet figure is what every lookup sees by default.
+    assert_eq!(mi300.peak_tflops(bf16), Some(1307.4));
+    assert_eq!(
+        mi300.on_basis(PeakBasis::Datasheet).peak_tflops(bf16),
+        Some(1307.4)
+    );
+    // On the achievable basis, one GPU alone uses its measured figure for
+    // that exact spec only (fp16 stays on the datasheet).
+    let measured = mi300.on_basis(PeakBasis::Achievable);
+    assert_eq!(measured.peak_tflops(bf16), Some(708.0));
+    assert_eq!(measured.peak_tflops(ComputeSpec::MatrixFp16), Some(1307.4));
+    assert_eq!(measured.hbm_tb_s, 5.3);
+    // Between two GPUs, only where both have a measured figure: H100 has
+    // none, so both stay on the datasheet and the expected bf16 ratio is
+    // 989.5 / 1307.4 (about 0.76), not 989.5 / 708 (1.40).
+    let (b, c) = Hardware::pair_on_basis(h100, mi300, PeakBasis::Achievable);
+    assert_eq!(b.peak_tflops(bf16), Some(989.5));
+    assert_eq!(c.peak_tflops(bf16), Some(1307.4));
+    let (b, c) = Hardware::pair_on_basis(mi300, mi300, PeakBasis::Achievable);
+    assert_eq!(
+        (b.peak_tflops(bf16), c.peak_tflops(bf16)),
+        (Some(708.0), Some(708.0))
+    );
+    // An inline override of a catalog entry drops the measured figures.
+    let based = catalog.resolve("base=MI300X, bf16=1000").unwrap();
+    assert!(based.achievable.is_none());
+    assert_eq!(
+        catalog.resolve("base=MI300X, name=lab").unwrap().achievable,
+        mi300.achievable
+    );
+}
+
+#[test]
+fn achievable_figures_are_validated() {
+    let yaml = "gpus:\n  - {name: X, vendor: Y, memory_gb: 1, hbm_tb_s: 1, \
+                peak_tflops: {matrix_bf16: 10}, \
+                achievable: {peak_tflops: {matrix_bf16: -1}, source: s}}\n";
+    let error = Catalog::from_yaml(yaml, "f.yaml").unwrap_err().to_string();
+    assert!(
+        error.contains("achievable.peak_tflops.matrix_bf16"),
         "{error}"
     );
 }

@@ -1,5 +1,8 @@
 //! Cross-platform expectations: the time ratio a row should show from the
-//! hardware difference alone (REFERENCE §4–5).
+//! hardware difference alone. Both GPUs' figures must be on one peak basis
+//! (the catalog's datasheet figures, or [`Hardware::pair_on_basis`]'s
+//! common achievable ones): a ratio of a measured peak to a datasheet peak
+//! would blame or excuse the hardware for the difference in basis.
 
 use super::model::{Expectation, ExpectationBasis, OpSide};
 use crate::analysis::hardware::{ComputeSpec, Hardware};

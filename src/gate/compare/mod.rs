@@ -43,7 +43,7 @@
 //! - **Kernel selection**: when the kernel-name sequences differ, a unified
 //!   diff (the `similar` crate), whether or not the time changed.
 //! - **Cross-platform expectation** when the hardware differs: the ratio of
-//!   roofline times on the two platforms (REFERENCE §4–5), or by category
+//!   roofline times on the two platforms (one peak basis on both sides, see `expected.rs`), or by category
 //!   when the row has no perf model.
 //!
 //! # Graph replay

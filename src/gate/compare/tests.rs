@@ -410,7 +410,8 @@ fn expectations_fall_back_by_category() {
     .expect("peak ratio");
     assert_eq!(gemm.basis, ExpectationBasis::PeakCompute);
     assert_eq!(gemm.spec, Some(ComputeSpec::MatrixBf16));
-    assert!((gemm.ratio - 990.0 / 708.0).abs() < 1e-12);
+    // Datasheet peaks on both sides: H100 faster than MI300X by 0.76.
+    assert!((gemm.ratio - 989.5 / 1307.4).abs() < 1e-12);
     let add = expectation(
         &side(Category::Elementwise, "('float',)", None),
         h100,
@@ -433,7 +434,7 @@ fn expectations_fall_back_by_category() {
     };
     let big = expectation(&side(Category::Gemm, "", Some(model)), h100, mi300).expect("roofline");
     assert_eq!(big.basis, ExpectationBasis::Roofline);
-    assert!((big.ratio - 990.0 / 708.0).abs() < 1e-12);
+    assert!((big.ratio - 989.5 / 1307.4).abs() < 1e-12);
     assert_eq!(row_dtype("('Scalar', 'c10::Half', '')"), Some(Dtype::F16));
     assert_eq!(row_dtype("('long int',)"), None);
 }

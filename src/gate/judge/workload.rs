@@ -288,7 +288,7 @@ fn kernel_selection_finding(
     };
     let mut finding = op_finding(
         "kernel_selection",
-        policy.kernel_selection.severity,
+        policy.kernel_selection_severity(comparison.cross_platform),
         FindingKind::KernelSelection,
         &comparison.workload,
         side,

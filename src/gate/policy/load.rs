@@ -33,7 +33,7 @@ use super::model::{
     TimelineMetric, TimelineRule,
 };
 use super::probe::{fields_of, locate};
-use crate::analysis::hardware::{Catalog, builtin_catalog};
+use crate::analysis::hardware::{Catalog, PeakBasis, builtin_catalog};
 use crate::analysis::ops::category::Category;
 use crate::echo;
 use crate::gate::verdict::Severity;
@@ -171,6 +171,7 @@ struct HardwareSection {
     #[serde(deserialize_with = "hardware_spec")]
     candidate: String,
     file: Option<PathBuf>,
+    peak: PeakBasis,
 }
 
 impl Default for HardwareSection {
@@ -179,6 +180,7 @@ impl Default for HardwareSection {
             baseline: "detected".to_string(),
             candidate: "detected".to_string(),
             file: None,
+            peak: PeakBasis::Datasheet,
         }
     }
 }
@@ -353,6 +355,7 @@ fn resolve_hardware(
         candidate: choose("candidate", &section.candidate)?,
         file,
         catalog,
+        peak: section.peak,
     })
 }
 
@@ -511,7 +514,7 @@ mod tests {
         );
         assert_eq!(
             fields_of::<HardwareSection>(),
-            ["baseline", "candidate", "file"]
+            ["baseline", "candidate", "file", "peak"]
         );
         assert_eq!(section_of("confidence"), Some("noise"));
         assert_eq!(section_of("slack_percent"), Some("cross_platform"));

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use super::date::Date;
 use super::de::{self, Validate};
 use super::matcher::{OpMatcher, Pattern};
-use crate::analysis::hardware::{Catalog, Hardware};
+use crate::analysis::hardware::{Catalog, Hardware, PeakBasis};
 use crate::analysis::ops::category::Category;
 use crate::gate::verdict::Severity;
 
@@ -79,6 +79,18 @@ pub struct Policy {
 }
 
 impl Policy {
+    /// The severity of a changed kernel sequence: the policy's, except
+    /// across GPUs, where every library picks kernels per architecture
+    /// (and vendors name them differently), so a difference is information
+    /// for the reader, never a warning to dismiss.
+    pub fn kernel_selection_severity(&self, cross_platform: bool) -> Severity {
+        if cross_platform {
+            Severity::Info
+        } else {
+            self.kernel_selection.severity
+        }
+    }
+
     /// Whether an op row is on the ignore list (same arguments as
     /// [`OpMatcher::matches`]).
     pub fn is_ignored(
@@ -115,6 +127,9 @@ pub struct HardwarePolicy {
     /// The built-in catalog merged with `file`: what `detected` sides are
     /// detected against ([`Catalog::detect`]).
     pub catalog: Catalog,
+    /// Which peaks roofline figures (efficiency, expected cross-platform
+    /// ratios) use: the datasheet (default) or measured achievable ones.
+    pub peak: PeakBasis,
 }
 
 /// One side's hardware.
@@ -235,6 +250,11 @@ impl Noise {
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CrossPlatform {
+    /// Whether the two sides may run on different GPUs. When false (the
+    /// default) a check whose sides ran on different GPUs is an error, so
+    /// that a mixed GPU pool never switches a same-platform gate to
+    /// hardware-ratio judging silently; `check --cross-platform` sets it.
+    pub enabled: bool,
     /// The model of the expected candidate/baseline time ratio.
     pub expected: Expected,
     /// How far beyond the expected ratio is still explained by the
@@ -253,6 +273,7 @@ pub struct CrossPlatform {
 impl Default for CrossPlatform {
     fn default() -> CrossPlatform {
         CrossPlatform {
+            enabled: false,
             expected: Expected::Roofline,
             slack_percent: 25.0,
             severity: Severity::Warn,

@@ -15,9 +15,10 @@ impl Policy {
             lines.push(description.clone());
         }
         lines.push(format!(
-            "hardware: baseline {}, candidate {}{}",
+            "hardware: baseline {}, candidate {}, {} peaks{}",
             self.hardware.baseline,
             self.hardware.candidate,
+            self.hardware.peak.as_str(),
             match &self.hardware.file {
                 Some(file) => format!(" (catalog + {})", file.display()),
                 None => String::new(),
@@ -35,7 +36,12 @@ impl Policy {
             self.improvement.severity.as_str(),
         ));
         lines.push(format!(
-            "cross-platform: {} expected ratio, {}% slack, {}{}",
+            "cross-platform: {}{} expected ratio, {}% slack, {}{}",
+            if self.cross_platform.enabled {
+                ""
+            } else {
+                "off (sides on different GPUs are an error); "
+            },
             self.cross_platform.expected.as_str(),
             number(self.cross_platform.slack_percent),
             self.cross_platform.severity.as_str(),

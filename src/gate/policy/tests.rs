@@ -454,7 +454,7 @@ fn check_file_summarises() {
         "{summary}"
     );
     assert!(
-        summary.contains("  hardware: baseline detected, candidate detected\n"),
+        summary.contains("  hardware: baseline detected, candidate detected, datasheet peaks\n"),
         "{summary}"
     );
     assert!(
@@ -462,7 +462,9 @@ fn check_file_summarises() {
         "{summary}"
     );
     assert!(
-        summary.contains("cross-platform: roofline expected ratio, 25% slack, warn\n"),
+        summary.contains(
+            "cross-platform: off (sides on different GPUs are an error); roofline expected ratio, 25% slack, warn\n"
+        ),
         "{summary}"
     );
     let summary = Policy::from_yaml("version: 1\nnoise: {confidence: 0.9}\n", "p.yaml")

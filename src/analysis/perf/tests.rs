@@ -326,7 +326,9 @@ fn tuple_strings(text: &str) -> Vec<String> {
     out
 }
 
-/// Bytes per element, the test's own table (REFERENCE §4).
+/// Bytes per element, the test's own table (the C++ type sizes of the
+/// dtypes PyTorch's profiler records: `c10::Half` and `c10::BFloat16` are
+/// 16-bit, `long int` is int64).
 fn bpe(type_name: &str) -> u64 {
     match type_name {
         "double" | "long int" => 8,

@@ -5,7 +5,7 @@
 #
 #  - a trailer `Tracegate-Accept: aten::mm` accepts that op's findings
 #    (`rule:timeline.*` a rule's); several trailers, several entries;
-#  - the label ACCEPT_LABEL itself accepts every finding (`rule:*`);
+#  - the label ACCEPT_LABEL itself accepts every finding (`rule:*`; an integrity finding needs `rule:integrity`);
 #    `ACCEPT_LABEL:PATTERN` accepts the findings of PATTERN.
 #
 # Inputs, all through the environment (never pasted into this script):

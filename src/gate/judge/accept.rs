@@ -99,6 +99,16 @@ fn covers(entry: &Accept, finding: &Finding) -> bool {
             )
         })
     });
+    // An inconclusive verdict means the gate could not see enough: only an
+    // entry that names the integrity rule (not `*` or an op) accepts it.
+    if finding.kind == FindingKind::Integrity
+        && !entry
+            .rule
+            .as_ref()
+            .is_some_and(|p| p.to_string().starts_with("integrity"))
+    {
+        return false;
+    }
     let rule = entry.rule.as_ref().is_none_or(|pattern| {
         pattern.matches(&finding.rule)
             || (finding.kind == FindingKind::Timeline
@@ -257,6 +267,15 @@ mod tests {
         let by_name = Accept::from_arg("aten::*mm", "").unwrap();
         assert!(covers(&by_name, &mm));
         assert!(!covers(&by_name, &busy));
+        let integrity = finding("integrity", FindingKind::Integrity, None);
+        assert!(!covers(
+            &Accept::from_arg("rule:*", "").unwrap(),
+            &integrity
+        ));
+        assert!(covers(
+            &Accept::from_arg("rule:integrity", "").unwrap(),
+            &integrity
+        ));
         let by_rule = Accept::from_arg("rule:timeline.busy_time", "").unwrap();
         assert!(covers(&by_rule, &busy));
         assert!(!covers(&by_rule, &mm));

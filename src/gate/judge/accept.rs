@@ -118,7 +118,8 @@ fn covers(entry: &Accept, finding: &Finding) -> bool {
 }
 
 /// A warning per matcher of the policy (budgets, ignore, cross-platform
-/// rules, accept entries) and of `--accept` that selects no op row in any
+/// rules other than whole-category ones, accept entries) and of `--accept`
+/// that selects no op row in any
 /// workload. Nothing when no workload has rows: then every entry would be
 /// unused, and a nothing-to-compare finding says why.
 pub(super) fn unmatched_entries(
@@ -170,7 +171,16 @@ pub(super) fn unmatched_entries(
     for (i, matcher) in policy.ignore.iter().enumerate() {
         add(&["ignore"], format!("ignore[{i}]"), i, matcher);
     }
+    // A cross-platform rule for a whole category (`elementwise: bandwidth`)
+    // says how to judge such ops if there are any: a workload without them
+    // is no mistake to warn about.
+    let whole_category = |m: &OpMatcher| {
+        m.category.is_some() && m.name.is_none() && m.shape.is_none() && m.module.is_none()
+    };
     for (i, rule) in policy.cross_platform.rules.iter().enumerate() {
+        if whole_category(&rule.matcher) {
+            continue;
+        }
         let name = format!("cross_platform.rules[{i}]");
         add(&["cross_platform", "rules"], name, i, &rule.matcher);
     }

@@ -60,8 +60,9 @@ pub(super) fn headline(verdict: &Verdict) -> String {
             listed(Severity::Accepted)
         ),
         Outcome::Pass => format!(
-            "✅ tracegate: no regressions ({} op rows unchanged)",
-            c.unchanged
+            "✅ tracegate: no regressions ({} op row{} unchanged)",
+            c.unchanged,
+            plural(c.unchanged)
         ),
         Outcome::Inconclusive => {
             let top = verdict

@@ -40,7 +40,7 @@ fn shipped_policies_load() {
     assert_eq!(strict.noise.min_effect_percent, 3.0);
     let cross = Policy::load(&shipped("cross-platform.yaml")).unwrap();
     assert!(cross.timeline.is_empty());
-    assert_eq!(cross.cross_platform.rules.len(), 3);
+    assert_eq!(cross.cross_platform.rules.len(), 2);
 }
 
 #[test]
@@ -400,7 +400,7 @@ fn cross_platform_expectations() {
     let cross = &policy.cross_platform;
     assert_eq!(
         cross.expectation_for("c10d::allreduce_", "comm", "", None),
-        (Expectation::Model(Expected::Bandwidth), 100.0)
+        (Expectation::Model(Expected::Roofline), 25.0)
     );
     assert_eq!(
         cross.expectation_for("aten::add", "elementwise", "", None),
@@ -476,7 +476,7 @@ fn check_file_summarises() {
         .unwrap()
         .to_string();
     assert!(
-        cross.contains("25% slack, warn, 3 ratio rules\n"),
+        cross.contains("25% slack, warn, 2 ratio rules\n"),
         "{cross}"
     );
 }

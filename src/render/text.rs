@@ -66,6 +66,29 @@ pub fn terminal_cell(text: &str, max_chars: usize) -> String {
     printable(&shorten(text, max_chars))
 }
 
+/// Escapes trace text for the inside of an HTML element in a Markdown
+/// document (`<summary>`), where Markdown is not parsed, so a backslash
+/// would show: [`escape`] without its backslashes (entities and the
+/// zero-width joiners against mentions, autolinks and emoji stay, which
+/// GitHub applies to HTML text too).
+pub fn escape_html(text: &str) -> String {
+    let escaped = escape(text);
+    let mut out = String::with_capacity(escaped.len());
+    let mut chars = escaped.chars();
+    // Every backslash in `escape`'s output starts an escape: drop it, keep
+    // the character it escapes.
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            if let Some(next) = chars.next() {
+                out.push(next);
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Escapes trace text for GitHub Markdown, in a table cell or running text:
 /// the one escape every Markdown document uses.
 ///
@@ -272,6 +295,15 @@ mod tests {
         assert_eq!(escape("void f<int>(a*)"), "void f&lt;int&gt;(a\\*)");
         assert_eq!(escape("~~s~~ $x$"), "\\~\\~s\\~\\~ \\$x\\$");
         assert_eq!(escape("a\u{202e}b\u{7}c\nd"), "ab c d");
+    }
+
+    #[test]
+    fn html_text_has_entities_and_joiners_but_no_backslashes() {
+        assert_eq!(escape_html("aten::_softmax"), "aten::_softmax");
+        assert_eq!(escape_html("a\\b|*c*"), "a\\b|*c*");
+        assert_eq!(escape_html("<b>&"), "&lt;b&gt;&amp;");
+        assert_eq!(escape_html("@octocat #12"), "@\u{200d}octocat #\u{200d}12");
+        assert_eq!(escape_html("x\u{202e}y\nz"), "xy z");
     }
 
     #[test]

@@ -8,7 +8,7 @@ use minijinja::syntax::SyntaxConfig;
 use minijinja::value::{StringInput, Value};
 use minijinja::{AutoEscape, Environment, Output, State, UndefinedBehavior};
 
-use crate::render::text::escape;
+use crate::render::text::{escape, escape_html};
 
 /// The embedded comment template.
 pub(super) const COMMENT_TEMPLATE: &str = include_str!(concat!(
@@ -122,6 +122,13 @@ fn environment() -> Environment<'static> {
     );
     env.set_auto_escape_callback(|_| AutoEscape::Custom(AUTO_ESCAPE.into()));
     env.set_formatter(markdown_formatter);
+    env.add_filter("html", |input: StringInput| {
+        Value::from_safe_string(if input.is_safe() {
+            input.as_str().to_string()
+        } else {
+            escape_html(input.as_str())
+        })
+    });
     env.add_filter("md", |input: StringInput| {
         Value::from_safe_string(if input.is_safe() {
             input.as_str().to_string()

@@ -216,9 +216,11 @@ pub fn compare(
     }
     let diffs = ops.iter().filter(|o| o.kernel_diff.is_some()).count();
     if diffs > 0 {
-        notes.push(format!(
-            "{diffs} matched op rows launch a different kernel sequence"
-        ));
+        notes.push(if diffs == 1 {
+            "1 matched op row launches a different kernel sequence".to_string()
+        } else {
+            format!("{diffs} matched op rows launch a different kernel sequence")
+        });
     }
     runtime_notes(baselines, candidate, &mut notes);
 

@@ -65,7 +65,7 @@ impl Column {
             }),
             Column::Op => Rule::Wrap(Wrap {
                 min: 20,
-                max: 40,
+                max: 48,
                 ..name
             }),
             Column::Shapes => Rule::Wrap(Wrap {

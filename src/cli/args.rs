@@ -172,7 +172,7 @@ pub(super) struct CheckArgs {
     #[arg(long, value_name = "TEXT", requires = "accept")]
     pub(super) accept_reason: Option<String>,
 
-    /// How many findings the terminal table lists.
+    /// How many lines (finding groups: an op with its shapes) the terminal table lists.
     #[arg(long, default_value_t = 15, value_name = "N")]
     pub(super) top: usize,
 

@@ -3,15 +3,17 @@
 //! TTY and `NO_COLOR`). Every string from the trace goes through
 //! [`printable`] (it reaches a terminal or a CI log), and names are
 //! shortened before a table lays them out: comfy-table's layout costs grow
-//! faster than a cell's length.
+//! faster than a cell's length. Tables are fitted to the width by
+//! [`fit`](super::fit), as the gate's are: op and kernel names wrap at
+//! `_ : / . , -` or end in `…`, never mid-word.
 
 use std::fmt::Write;
 
-use comfy_table::presets::UTF8_BORDERS_ONLY;
-use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
+use comfy_table::{CellAlignment, Table};
 
 use super::facts::{anomaly_lines, environment_lines};
-use super::text::{NAME_CHARS, human_us, percent, printable, terminal_cell as cell};
+use super::fit::{NAME_BREAKS, Rule, Wrap, fit, paragraph, table as fit_table};
+use super::text::{NAME_CHARS, compact_dims, human_us, percent, printable, terminal_cell as cell};
 use crate::analysis::diagnose::{Bound, Diagnosis, Priority};
 use crate::analysis::profile::Profile;
 
@@ -42,24 +44,49 @@ impl Style {
     }
 }
 
-fn table(style: Style, header: &[&str]) -> Table {
-    let mut table = Table::new();
-    table.load_preset(UTF8_BORDERS_ONLY);
-    table.set_content_arrangement(ContentArrangement::Dynamic);
-    table.set_width(style.width);
-    if !style.color {
-        table.force_no_tty();
-    }
-    table.set_header(header.iter().map(Cell::new));
-    table
+/// A trace name's column (op, kernel): wrapped at identifier boundaries,
+/// at least `min` wide, at most `lines` lines.
+fn name(min: usize, lines: usize) -> Rule {
+    Rule::Wrap(Wrap {
+        min,
+        lines,
+        breaks: NAME_BREAKS,
+        ..Wrap::new(min)
+    })
 }
 
-fn right_align(table: &mut Table, from_column: usize) {
-    for index in from_column..table.column_count() {
+/// A shapes column: wrapped after commas, at most two lines.
+const SHAPES: Rule = Rule::Wrap(Wrap {
+    max: 48,
+    lines: 2,
+    breaks: &[','],
+    ..Wrap::new(10)
+});
+
+/// `rows` as a table fitted to the style's width ([`fit`]): names wrap at
+/// their boundaries or end in `…`, never mid-word; numbers (columns from
+/// `numbers_from` on) align right. A terminal too narrow for even the
+/// narrowest columns gets comfy-table's own wrapping.
+fn fitted(
+    style: Style,
+    header: &[&str],
+    rows: Vec<Vec<String>>,
+    rules: &[Rule],
+    numbers_from: usize,
+) -> Table {
+    let (mut table, rows) = match fit(header, &rows, rules, style.width) {
+        Some(cells) => (fit_table(header, style.color, None), cells),
+        None => (fit_table(header, style.color, Some(style.width)), rows),
+    };
+    for row in rows {
+        table.add_row(row);
+    }
+    for index in numbers_from..header.len() {
         if let Some(column) = table.column_mut(index) {
             column.set_cell_alignment(CellAlignment::Right);
         }
     }
+    table
 }
 
 /// Renders the summary, listing `top` ops and kernels.
@@ -95,34 +122,37 @@ pub fn render(profile: &Profile, top: usize, style: Style) -> String {
 
     let t = &profile.timeline;
     let _ = writeln!(out, "\n{}", style.heading("GPU timeline"));
-    let mut timeline = table(style, &["", "time", "share"]);
-    for (name, us) in t.rows() {
-        timeline.add_row(vec![
-            name.replace('_', " "),
-            human_us(us),
-            format!("{:.1}%", percent(us, t.total_time)),
-        ]);
-    }
-    right_align(&mut timeline, 1);
+    let rows = t
+        .rows()
+        .into_iter()
+        .map(|(name, us)| {
+            vec![
+                name.replace('_', " "),
+                human_us(us),
+                format!("{:.1}%", percent(us, t.total_time)),
+            ]
+        })
+        .collect();
+    let timeline = fitted(style, &["", "time", "share"], rows, &[Rule::Fixed; 3], 1);
     let _ = writeln!(out, "{timeline}");
 
     let idle = &profile.idle;
     if t.idle_time > 0.0 {
-        let _ = writeln!(
-            out,
-            "  Idle gaps: {} waiting for the host to launch, {} with the launch already queued",
+        let text = format!(
+            "Idle gaps: {} waiting for the host to launch, {} with the launch already queued",
             human_us(idle.host_wait_us),
             human_us(idle.kernel_wait_us)
         );
+        out.push_str(&paragraph(&text, style.width, "  ", "    "));
     }
     if profile.sync.time_us > 0.0 {
-        let _ = writeln!(
-            out,
-            "  Host blocked in synchronisation: {} over {} calls ({:.1}% of the host span)",
+        let text = format!(
+            "Host blocked in synchronisation: {} over {} calls ({:.1}% of the host span)",
             human_us(profile.sync.time_us),
             profile.sync.calls,
             percent(profile.sync.time_us, profile.sync.host_span_us)
         );
+        out.push_str(&paragraph(&text, style.width, "  ", "    "));
     }
 
     if let Some(diagnosis) = &profile.diagnosis {
@@ -131,18 +161,22 @@ pub fn render(profile: &Profile, top: usize, style: Style) -> String {
 
     if profile.steps.len() > 1 {
         let _ = writeln!(out, "\n{}", style.heading("Steps"));
-        let mut steps = table(style, &["step", "host", "GPU total", "GPU busy", "idle"]);
-        for step in &profile.steps {
-            let st = &step.timeline;
-            steps.add_row(vec![
-                step.number.to_string(),
-                human_us(step.host_duration_us),
-                human_us(st.total_time),
-                human_us(st.busy_time),
-                format!("{:.1}%", percent(st.idle_time, st.total_time)),
-            ]);
-        }
-        right_align(&mut steps, 1);
+        let header = ["step", "host", "GPU total", "GPU busy", "idle"];
+        let rows = profile
+            .steps
+            .iter()
+            .map(|step| {
+                let st = &step.timeline;
+                vec![
+                    step.number.to_string(),
+                    human_us(step.host_duration_us),
+                    human_us(st.total_time),
+                    human_us(st.busy_time),
+                    format!("{:.1}%", percent(st.idle_time, st.total_time)),
+                ]
+            })
+            .collect();
+        let steps = fitted(style, &header, rows, &[Rule::Fixed; 5], 1);
         let _ = writeln!(out, "{steps}");
     }
 
@@ -153,16 +187,20 @@ pub fn render(profile: &Profile, top: usize, style: Style) -> String {
             .map(|c| c.total_direct_kernel_time_us)
             .sum();
         let _ = writeln!(out, "\n{}", style.heading("Op categories"));
-        let mut categories = table(style, &["category", "ops", "kernel time", "share"]);
-        for c in &profile.categories {
-            categories.add_row(vec![
-                c.category.to_string(),
-                c.count.to_string(),
-                human_us(c.total_direct_kernel_time_us),
-                format!("{:.1}%", percent(c.total_direct_kernel_time_us, total)),
-            ]);
-        }
-        right_align(&mut categories, 1);
+        let header = ["category", "ops", "kernel time", "share"];
+        let rows = profile
+            .categories
+            .iter()
+            .map(|c| {
+                vec![
+                    c.category.to_string(),
+                    c.count.to_string(),
+                    human_us(c.total_direct_kernel_time_us),
+                    format!("{:.1}%", percent(c.total_direct_kernel_time_us, total)),
+                ]
+            })
+            .collect();
+        let categories = fitted(style, &header, rows, &[Rule::Fixed; 4], 1);
         let _ = writeln!(out, "{categories}");
     }
 
@@ -173,42 +211,53 @@ pub fn render(profile: &Profile, top: usize, style: Style) -> String {
             "\n{}",
             style.heading(&format!("Top {top} ops by kernel time"))
         );
-        let mut ops = table(style, &["op", "shapes", "calls", "total", "mean", "share"]);
-        for row in profile.unique_args.iter().take(top) {
-            ops.add_row(vec![
-                cell(&row.name, NAME_CHARS),
-                cell(&row.input_dims, 48),
-                row.direct.count.to_string(),
-                human_us(row.direct.sum),
-                human_us(row.direct.mean),
-                format!("{:.1}%", percent(row.direct.sum, total)),
-            ]);
-        }
-        right_align(&mut ops, 2);
+        let header = ["op", "shapes", "calls", "total", "mean", "share"];
+        let rows = profile
+            .unique_args
+            .iter()
+            .take(top)
+            .map(|row| {
+                vec![
+                    cell(&row.name, NAME_CHARS),
+                    cell(&compact_dims(&row.input_dims), 96),
+                    row.direct.count.to_string(),
+                    human_us(row.direct.sum),
+                    human_us(row.direct.mean),
+                    format!("{:.1}%", percent(row.direct.sum, total)),
+                ]
+            })
+            .collect();
+        let mut rules = [Rule::Fixed; 6];
+        rules[..2].copy_from_slice(&[name(16, 3), SHAPES]);
+        let ops = fitted(style, &header, rows, &rules, 2);
         let _ = writeln!(out, "{ops}");
     }
 
     if !profile.kernels.is_empty() {
         let _ = writeln!(out, "\n{}", style.heading(&format!("Top {top} kernels")));
-        let mut kernels = table(
-            style,
-            &["kernel", "parent op", "count", "total", "mean", "share"],
-        );
-        for k in profile.kernels.iter().take(top) {
-            kernels.add_row(vec![
-                cell(&k.name, 60),
-                if k.parent_category.is_none() {
-                    "(unlinked)".to_string()
-                } else {
-                    cell(&k.parent_op, NAME_CHARS)
-                },
-                k.duration.count.to_string(),
-                human_us(k.duration.sum),
-                human_us(k.duration.mean),
-                format!("{:.1}%", k.percent_of_kernel_time),
-            ]);
-        }
-        right_align(&mut kernels, 2);
+        let header = ["kernel", "parent op", "count", "total", "mean", "share"];
+        let rows = profile
+            .kernels
+            .iter()
+            .take(top)
+            .map(|k| {
+                vec![
+                    cell(&k.name, 120),
+                    if k.parent_category.is_none() {
+                        "(unlinked)".to_string()
+                    } else {
+                        cell(&k.parent_op, NAME_CHARS)
+                    },
+                    k.duration.count.to_string(),
+                    human_us(k.duration.sum),
+                    human_us(k.duration.mean),
+                    format!("{:.1}%", k.percent_of_kernel_time),
+                ]
+            })
+            .collect();
+        let mut rules = [Rule::Fixed; 6];
+        rules[..2].copy_from_slice(&[name(20, 3), name(12, 2)]);
+        let kernels = fitted(style, &header, rows, &rules, 2);
         let _ = writeln!(out, "{kernels}");
     }
     let short_count: u64 = profile
@@ -243,13 +292,13 @@ fn append_diagnosis(
         style.warn(diagnosis.primary.label())
     );
     for e in &diagnosis.evidence {
-        let _ = writeln!(
-            out,
-            "  {}: {}  ({})",
+        let text = format!(
+            "{}: {}  ({})",
             printable(&e.metric),
             printable(&e.value),
             printable(&e.threshold)
         );
+        out.push_str(&paragraph(&text, style.width, "  ", "    "));
     }
     let hardware = match &profile.hardware.name {
         Some(name) => format!("{name} ({})", profile.hardware.how),
@@ -271,42 +320,46 @@ fn append_diagnosis(
             "\n{}",
             style.heading("Prioritised ops (details: --format markdown)")
         );
-        let mut ops = table(
-            style,
-            &[
-                "priority",
-                "op",
-                "shapes",
-                "time",
-                "share",
-                "efficiency",
-                "bound",
-            ],
-        );
-        for op in flagged {
-            ops.add_row(vec![
-                format!("{:?}", op.priority).to_lowercase(),
-                cell(&op.name, NAME_CHARS),
-                cell(&op.input_dims, 40),
-                human_us(op.kernel_time_us),
-                format!("{:.1}%", op.share_of_compute),
-                op.efficiency
-                    .map_or("—".to_string(), |e| format!("{e:.1}%")),
-                match op.bound {
-                    Some(Bound::Compute) => "compute".to_string(),
-                    Some(Bound::Memory) => "memory".to_string(),
-                    None => "—".to_string(),
-                },
-            ]);
-        }
-        right_align(&mut ops, 3);
+        let header = [
+            "priority",
+            "op",
+            "shapes",
+            "time",
+            "share",
+            "efficiency",
+            "bound",
+        ];
+        let rows = flagged
+            .into_iter()
+            .map(|op| {
+                vec![
+                    format!("{:?}", op.priority).to_lowercase(),
+                    cell(&op.name, NAME_CHARS),
+                    cell(&compact_dims(&op.input_dims), 96),
+                    human_us(op.kernel_time_us),
+                    format!("{:.1}%", op.share_of_compute),
+                    op.efficiency
+                        .map_or("—".to_string(), |e| format!("{e:.1}%")),
+                    match op.bound {
+                        Some(Bound::Compute) => "compute".to_string(),
+                        Some(Bound::Memory) => "memory".to_string(),
+                        None => "—".to_string(),
+                    },
+                ]
+            })
+            .collect();
+        let mut rules = [Rule::Fixed; 7];
+        rules[1..3].copy_from_slice(&[name(14, 3), SHAPES]);
+        let ops = fitted(style, &header, rows, &rules, 3);
         let _ = writeln!(out, "{ops}");
     }
     for pattern in &diagnosis.patterns {
-        let _ = writeln!(out, "  Pattern: {}", printable(&pattern.evidence));
+        let text = format!("Pattern: {}", printable(&pattern.evidence));
+        out.push_str(&paragraph(&text, style.width, "  ", "    "));
     }
     for line in &diagnosis.below_elementwise_baseline {
-        let _ = writeln!(out, "  Below the elementwise baseline: {}", printable(line));
+        let text = format!("Below the elementwise baseline: {}", printable(line));
+        out.push_str(&paragraph(&text, style.width, "  ", "    "));
     }
 }
 

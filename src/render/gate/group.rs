@@ -4,8 +4,8 @@
 
 use serde::Serialize;
 
-use super::finding::{NONE, Row, kind_label, signed_percent};
-use crate::gate::verdict::{Finding, FindingGroup, FindingKind, Severity, Verdict};
+use super::finding::{NONE, Row, kind_label, shape_of, signed_percent};
+use crate::gate::verdict::{Counts, Finding, FindingGroup, FindingKind, Severity, Verdict};
 use crate::render::text::{plain_url, shorten};
 
 /// One shape of a group, for the collapsed block.
@@ -29,11 +29,11 @@ pub(super) struct GroupView {
     pub(super) severity: &'static str,
     icon: &'static str,
     pub(super) workload: String,
-    op: String,
-    shapes: String,
-    delta: String,
-    impact: String,
-    why: String,
+    pub(super) op: String,
+    pub(super) shapes: String,
+    pub(super) delta: String,
+    pub(super) impact: String,
+    pub(super) why: String,
     /// `8 packages`, `1 package` or `—`.
     replay: String,
     /// The artifact holding them, when known and there are any.
@@ -41,7 +41,7 @@ pub(super) struct GroupView {
     summary: String,
     /// Who accepted its findings and why (`accepted by --accept: reason`).
     accepted: Option<String>,
-    advice: Option<String>,
+    pub(super) advice: Option<String>,
     path_a: Option<String>,
     path_b: Option<String>,
     /// The times' metric when the rows share one (`kernel time per step …`).
@@ -55,6 +55,18 @@ pub(super) struct GroupView {
     /// Whether it is about an op (ops, the causes, come before timeline lines).
     #[serde(skip)]
     pub(super) about_op: bool,
+    /// The group's severity (`severity` is its name).
+    #[serde(skip)]
+    pub(super) level: Severity,
+    /// The group's kind.
+    #[serde(skip)]
+    pub(super) kind: FindingKind,
+    /// How many findings it holds.
+    #[serde(skip)]
+    pub(super) size: usize,
+    /// The input dims of its one shape, as recorded (the terminal compacts them).
+    #[serde(skip)]
+    pub(super) dims: Option<String>,
 }
 
 impl GroupView {
@@ -145,7 +157,48 @@ impl GroupView {
                 .filter(|v| v.is_finite())
                 .unwrap_or(0.0),
             about_op: has_op,
+            level: group.severity,
+            kind: group.kind,
+            size: findings.len(),
+            dims: findings
+                .first()
+                .filter(|_| has_op && group.shapes == 1)
+                .map(|f| shape_of(f).to_string()),
         }
+    }
+}
+
+/// The verdict's groups as views: the flagged ones (fail and warn, and
+/// accepted) fail first, ops before timeline lines, then the larger
+/// impact; and the info ones, in the verdict's order. Every renderer lists
+/// them in this order.
+pub(super) fn group_views(
+    verdict: &Verdict,
+    groups: &[FindingGroup],
+    artifact_url: Option<&str>,
+) -> (Vec<GroupView>, Vec<GroupView>) {
+    let views = groups
+        .iter()
+        .map(|g| GroupView::new(g, verdict, artifact_url));
+    let (mut flagged, info): (Vec<GroupView>, Vec<GroupView>) =
+        views.partition(|g| g.level != Severity::Info);
+    flagged.sort_by(|a, b| {
+        (a.level != Severity::Fail)
+            .cmp(&(b.level != Severity::Fail))
+            .then(b.about_op.cmp(&a.about_op))
+            .then(b.impact_value.abs().total_cmp(&a.impact_value.abs()))
+    });
+    (flagged, info)
+}
+
+/// Failing and warning lines: the verdict's group counts, or counted from
+/// the groups for a report.json written before they existed.
+pub(super) fn group_counts(groups: &[FindingGroup], c: &Counts) -> (usize, usize) {
+    let count = |s: Severity| groups.iter().filter(|g| g.severity == s).count();
+    if c.failing_groups + c.warning_groups > 0 || groups.is_empty() {
+        (c.failing_groups, c.warning_groups)
+    } else {
+        (count(Severity::Fail), count(Severity::Warn))
     }
 }
 

@@ -1,110 +1,105 @@
 //! The gate's terminal view: the verdict line, the counts, a table of the
-//! most important findings and the workloads' notes, all fitted to the
-//! width the binary measured. Prose wraps at spaces; the table picks the
-//! widest of three layouts that fits (one line per finding with its
-//! priority, the same without it, then op and shape stacked in one cell)
-//! and wraps cells at word and identifier boundaries
-//! ([`fit`](crate::render::fit)). Colour is comfy-table's cell styling,
-//! never escape codes inside a cell, so it costs no width. Every trace
-//! string goes through [`printable`]: it reaches a terminal or a CI log.
+//! flagged lines (one per finding group, as in the PR comment: an op's
+//! shapes together, with its Δ, impact and why), the advice of the top
+//! lines, one line for the info findings, and the workloads' notes, all
+//! fitted to the width the binary measured. Prose wraps at spaces; the
+//! table wraps cells at word and identifier boundaries
+//! ([`fit`](crate::render::fit)), tighter on a narrow terminal. Colour is
+//! comfy-table's cell styling, never escape codes inside a cell, so it
+//! costs no width. Every trace string goes through [`printable`]: it
+//! reaches a terminal or a CI log.
 
 use std::fmt::Write;
 
 use comfy_table::{Attribute, Cell, CellAlignment, Color};
 
-use super::finding::{Row, headline_text, op_label, shape_of, status};
-use crate::gate::verdict::{Finding, Severity, Verdict};
+use super::finding::{headline_text, kind_label, status};
+use super::group::{GroupView, group_counts, group_views};
+use crate::gate::judge::verdict_groups;
+use crate::gate::verdict::{Severity, Verdict};
 use crate::render::fit::{NAME_BREAKS, Rule, Wrap, fit, paragraph, table};
 use crate::render::terminal::Style;
 use crate::render::text::{NAME_CHARS, compact_dims, printable, shorten};
 
-/// The columns a finding's row may have, in the order they are drawn.
+/// The columns of a group's line, in the order they are drawn.
 #[derive(Clone, Copy, PartialEq)]
 enum Column {
-    Finding,
+    /// `FAIL`, `warn` or `accepted`.
+    Severity,
     Workload,
     Op,
-    Shape,
-    /// Op and shape on lines of one cell.
-    OpShape,
-    Base,
-    Cand,
+    Shapes,
     Delta,
     Impact,
-    Priority,
+    Why,
 }
 
 impl Column {
     fn header(self) -> &'static str {
         match self {
-            Column::Finding => "finding",
+            Column::Severity => "",
             Column::Workload => "workload",
             Column::Op => "op",
-            Column::Shape => "shape",
-            Column::OpShape => "op · shape",
-            Column::Base => "base",
-            Column::Cand => "cand",
+            Column::Shapes => "shapes",
             Column::Delta => "Δ",
             Column::Impact => "impact",
-            Column::Priority => "priority",
+            Column::Why => "why",
         }
     }
 
-    /// The column's width rule; `stacked`: the layout with op and shape
-    /// in one cell, where that cell gets the room first.
-    fn rule(self, stacked: bool) -> Rule {
+    /// The column's width rule; `narrow`: the layout for a narrow
+    /// terminal, where names may take three lines and the rest gives way.
+    fn rule(self, narrow: bool) -> Rule {
         let name = Wrap {
             breaks: NAME_BREAKS,
             ..Wrap::new(8)
         };
         match self {
-            // "FAIL regression" on one line when there is room, else
-            // "FAIL" over "regression".
-            Column::Finding if stacked => Rule::Wrap(Wrap {
-                max: 11,
-                ..Wrap::new(10)
-            }),
-            Column::Finding => Rule::Wrap(Wrap::new(10)),
+            Column::Severity | Column::Delta | Column::Impact => Rule::Fixed,
             Column::Workload => Rule::Wrap(Wrap { max: 24, ..name }),
-            Column::Op => Rule::Wrap(Wrap { min: 20, ..name }),
-            Column::Shape => Rule::Wrap(Wrap {
-                max: 28,
-                lines: 3,
-                ..Wrap::new(16)
-            }),
-            Column::OpShape => Rule::Wrap(Wrap {
-                min: 16,
+            Column::Op if narrow => Rule::Wrap(Wrap {
+                min: 12,
                 max: 40,
-                lines: 4,
+                lines: 3,
                 ..name
             }),
-            _ => Rule::Fixed,
+            Column::Op => Rule::Wrap(Wrap {
+                min: 20,
+                max: 48,
+                ..name
+            }),
+            Column::Shapes => Rule::Wrap(Wrap {
+                min: if narrow { 8 } else { 12 },
+                max: 28,
+                lines: 2,
+                breaks: &[','],
+            }),
+            Column::Why => Rule::Wrap(Wrap {
+                min: if narrow { 10 } else { 12 },
+                max: 32,
+                lines: 3,
+                breaks: &[','],
+            }),
         }
     }
 
     fn is_number(self) -> bool {
-        matches!(
-            self,
-            Column::Base | Column::Cand | Column::Delta | Column::Impact
-        )
+        matches!(self, Column::Delta | Column::Impact)
     }
 
     /// The cell's text (not yet wrapped).
-    fn text(self, f: &Finding, row: &Row) -> String {
-        let op = printable(&shorten(&op_label(f), NAME_CHARS));
-        let shape = printable(&shorten(&compact_dims(shape_of(f)), 80));
+    fn text(self, g: &GroupView) -> String {
         match self {
-            Column::Finding => format!("{} {}", severity_word(f.severity), row.kind),
-            Column::Workload => printable(&row.workload),
-            Column::Op => op,
-            Column::Shape => shape,
-            Column::OpShape if shape.is_empty() => op,
-            Column::OpShape => format!("{op}\n{shape}"),
-            Column::Base => printable(&row.baseline),
-            Column::Cand => printable(&row.candidate),
-            Column::Delta => row.delta.clone(),
-            Column::Impact => row.impact.clone(),
-            Column::Priority => row.priority.to_string(),
+            Column::Severity => severity_word(g.level).to_string(),
+            Column::Workload => printable(&g.workload),
+            Column::Op => printable(&shorten(&g.op, NAME_CHARS)),
+            Column::Shapes => printable(&match &g.dims {
+                Some(dims) => shorten(&compact_dims(dims), 80),
+                None => g.shapes.clone(),
+            }),
+            Column::Delta => g.delta.clone(),
+            Column::Impact => g.impact.clone(),
+            Column::Why => printable(&g.why),
         }
     }
 }
@@ -118,51 +113,67 @@ fn severity_word(severity: Severity) -> &'static str {
     }
 }
 
-/// The layouts, widest first: the first whose narrowest columns fit wins.
-fn layouts(multi_workload: bool) -> Vec<Vec<Column>> {
+/// The columns: a workload column only when there are several workloads.
+fn columns(multi_workload: bool) -> Vec<Column> {
     use Column::*;
-    let numbers = [Base, Cand, Delta, Impact];
-    let lead = |op: &[Column]| {
-        let mut columns = vec![Finding];
-        if multi_workload {
-            columns.push(Workload);
-        }
-        columns.extend_from_slice(op);
-        columns.extend_from_slice(&numbers);
-        columns
-    };
-    let mut wide = lead(&[Op, Shape]);
-    let without_priority = wide.clone();
-    wide.push(Priority);
-    vec![wide, without_priority, lead(&[OpShape])]
+    let mut columns = vec![Severity];
+    if multi_workload {
+        columns.push(Workload);
+    }
+    columns.extend_from_slice(&[Op, Shapes, Delta, Impact, Why]);
+    columns
 }
 
+/// How many failing or warning lines get their advice printed under the
+/// table: the reader's next step for the top lines, not a report.
+const ADVISED: usize = 2;
+
 /// The terminal view: the verdict line, the counts, then the first `top`
-/// findings (most important first) as a table, and the workloads' notes,
-/// fitted to `style.width` columns.
+/// flagged lines (one per group: an op's shapes together, most important
+/// first) as a table, the advice of the top ones, one line for the info
+/// findings, who accepted what, and the workloads' notes, fitted to
+/// `style.width` columns.
 pub fn render_terminal(verdict: &Verdict, top: usize, style: Style) -> String {
     let mut out = headline(verdict, style);
+    let groups = verdict_groups(verdict);
+    let (flagged, info) = group_views(verdict, &groups, None);
+    let (failing, warning) = group_counts(&groups, &verdict.counts);
     let c = &verdict.counts;
     // Non-breaking spaces keep each count with its label when the line wraps.
     let counts = format!(
-        "regressions\u{a0}{} · warnings\u{a0}{} · improvements\u{a0}{} · unchanged\u{a0}{} · new\u{a0}ops\u{a0}{} · missing\u{a0}ops\u{a0}{}{}",
-        c.regressions,
-        c.warnings,
+        "{failing}\u{a0}failing · {warning}\u{a0}warning{} · {}\u{a0}improvement{} · {}\u{a0}unchanged · {}\u{a0}new\u{a0}ops · {}\u{a0}missing\u{a0}ops{}",
+        plural(warning),
         c.improvements,
+        plural(c.improvements),
         c.unchanged,
         c.new,
         c.missing,
         accepted_count(c.accepted)
     );
     out.push_str(&paragraph(&counts, style.width, "  ", "  ").replace('\u{a0}', " "));
-    if !verdict.findings.is_empty() && top > 0 {
-        let shown: Vec<&Finding> = verdict.findings.iter().take(top).collect();
-        let _ = writeln!(out, "{}", findings_table(&shown, verdict, style));
-        let more = verdict.findings.len() - shown.len();
+    let shown: Vec<&GroupView> = flagged.iter().take(top).collect();
+    if !shown.is_empty() {
+        let multi_workload = verdict.workloads.len() > 1;
+        let _ = writeln!(out, "{}", groups_table(&shown, multi_workload, style));
+        let more = flagged.len() - shown.len();
         if more > 0 {
-            let text = format!("… and {more} more findings (report.json has them all)");
+            let text = format!("… and {more} more lines (report.json has them all)");
             out.push_str(&paragraph(&text, style.width, "  ", "  "));
         }
+        let advised = shown
+            .iter()
+            .filter(|g| matches!(g.level, Severity::Fail | Severity::Warn) && g.advice.is_some());
+        for g in advised.take(ADVISED) {
+            let text = format!(
+                "{}: {}",
+                printable(&g.op),
+                printable(g.advice.as_deref().unwrap_or_default())
+            );
+            out.push_str(&paragraph(&text, style.width, "  ", "    "));
+        }
+    }
+    if let Some(line) = info_line(&info) {
+        out.push_str(&paragraph(&line, style.width, "  ", "    "));
     }
     accepted_lines(verdict, style.width, &mut out);
     for w in &verdict.workloads {
@@ -172,6 +183,31 @@ pub fn render_terminal(verdict: &Verdict, top: usize, style: Style) -> String {
         }
     }
     out
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// Info findings in one line: they never change the outcome, and most
+/// (efficiency) have no Δ or impact to put in a row.
+fn info_line(info: &[GroupView]) -> Option<String> {
+    let findings: usize = info.iter().map(|g| g.size).sum();
+    if findings == 0 {
+        return None;
+    }
+    let mut kinds: Vec<&str> = Vec::new();
+    for g in info {
+        let kind = kind_label(g.kind);
+        if !kinds.contains(&kind) {
+            kinds.push(kind);
+        }
+    }
+    Some(format!(
+        "+ {findings} info finding{} ({}) in report.json",
+        plural(findings),
+        kinds.join(", ")
+    ))
 }
 
 /// The verdict line, coloured by outcome: the status and the headline's
@@ -213,46 +249,32 @@ fn headline(verdict: &Verdict, style: Style) -> String {
         .collect()
 }
 
-/// The findings as a table in the widest layout that fits.
-fn findings_table(shown: &[&Finding], verdict: &Verdict, style: Style) -> comfy_table::Table {
-    let rows: Vec<Row> = shown.iter().map(|f| Row::new(f)).collect();
-    let candidates = layouts(verdict.workloads.len() > 1);
-    let fitted = candidates.iter().find_map(|columns| {
-        let header: Vec<&str> = columns.iter().map(|c| c.header()).collect();
-        let stacked = columns.contains(&Column::OpShape);
-        let rules: Vec<Rule> = columns.iter().map(|c| c.rule(stacked)).collect();
-        let cells: Vec<Vec<String>> = shown
-            .iter()
-            .zip(&rows)
-            .map(|(f, row)| columns.iter().map(|c| c.text(f, row)).collect())
-            .collect();
-        let cells = fit(&header, &cells, &rules, style.width)?;
-        Some((columns, table(&header, style.color, None), cells))
+/// The lines as a table: the normal layout, else the narrow one, else
+/// (narrower than either) the narrow one wrapped by comfy-table.
+fn groups_table(shown: &[&GroupView], multi_workload: bool, style: Style) -> comfy_table::Table {
+    let columns = columns(multi_workload);
+    let header: Vec<&str> = columns.iter().map(|c| c.header()).collect();
+    let cells: Vec<Vec<String>> = shown
+        .iter()
+        .map(|g| columns.iter().map(|c| c.text(g)).collect())
+        .collect();
+    let fitted = [false, true].into_iter().find_map(|narrow| {
+        let rules: Vec<Rule> = columns.iter().map(|c| c.rule(narrow)).collect();
+        fit(&header, &cells, &rules, style.width)
     });
-    // Narrower than any layout: the stacked one, wrapped by comfy-table.
-    let (columns, mut table, cells) = fitted.unwrap_or_else(|| {
-        let columns = candidates.last().expect("three layouts");
-        let header: Vec<&str> = columns.iter().map(|c| c.header()).collect();
-        let cells = shown
-            .iter()
-            .zip(&rows)
-            .map(|(f, row)| columns.iter().map(|c| c.text(f, row)).collect())
-            .collect();
-        (
-            columns,
-            table(&header, style.color, Some(style.width)),
-            cells,
-        )
-    });
-    for (f, row) in shown.iter().zip(cells) {
-        table.add_row(row.into_iter().zip(columns).map(|(text, &column)| {
+    let (mut table, cells) = match fitted {
+        Some(fitted) => (table(&header, style.color, None), fitted),
+        None => (table(&header, style.color, Some(style.width)), cells),
+    };
+    for (g, row) in shown.iter().zip(cells) {
+        table.add_row(row.into_iter().zip(&columns).map(|(text, &column)| {
             let cell = Cell::new(text);
-            match (column, f.severity, style.color) {
-                (Column::Finding, Severity::Fail, true) => {
+            match (column, g.level, style.color) {
+                (Column::Severity, Severity::Fail, true) => {
                     cell.fg(Color::Red).add_attribute(Attribute::Bold)
                 }
-                (Column::Finding, Severity::Warn, true) => cell.fg(Color::Yellow),
-                (Column::Finding, Severity::Accepted, true) => cell.fg(Color::Cyan),
+                (Column::Severity, Severity::Warn, true) => cell.fg(Color::Yellow),
+                (Column::Severity, Severity::Accepted, true) => cell.fg(Color::Cyan),
                 _ => cell,
             }
         }));
@@ -290,6 +312,6 @@ fn accepted_count(accepted: usize) -> String {
     if accepted == 0 {
         String::new()
     } else {
-        format!(" · accepted\u{a0}{accepted}")
+        format!(" · {accepted}\u{a0}accepted")
     }
 }

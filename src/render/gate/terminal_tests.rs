@@ -133,9 +133,9 @@ fn a_workload_column_only_with_several_workloads() {
 
 #[test]
 fn more_findings_than_shown_are_counted() {
-    let text = terminal(&small_verdict(), 2, false, 80);
+    let text = terminal(&small_verdict(), 1, false, 80);
     assert_fits(&text, 80);
-    assert!(text.contains("… and 1 more findings"), "{text}");
+    assert!(text.contains("… and 1 more lines"), "{text}");
     assert!(terminal(&small_verdict(), 10, true, 120).starts_with("\x1b[1;31m❌ tracegate: fail"));
 }
 

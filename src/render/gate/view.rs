@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::chart::{chart, fenced_diff};
 use super::finding::{NONE, headline_text, op_label, shape_of, signed_percent, status};
-use super::group::GroupView;
+use super::group::{GroupView, group_counts, group_views};
 use crate::gate::judge::verdict_groups;
 use crate::gate::verdict::{
     Counts, EnvironmentSummary, FindingGroup, Severity, Verdict, WorkloadSummary,
@@ -121,18 +121,7 @@ impl Prepared {
     /// The view of `verdict`; replay packages link to `artifact_url` when given.
     pub(super) fn new(verdict: &Verdict, artifact_url: Option<&str>) -> Prepared {
         let groups = verdict_groups(verdict);
-        let views: Vec<GroupView> = groups
-            .iter()
-            .map(|g| GroupView::new(g, verdict, artifact_url))
-            .collect();
-        let (mut flagged, info): (Vec<GroupView>, Vec<GroupView>) =
-            views.into_iter().partition(|g| g.severity != "info");
-        flagged.sort_by(|a, b| {
-            (a.severity != "fail")
-                .cmp(&(b.severity != "fail"))
-                .then(b.about_op.cmp(&a.about_op))
-                .then(b.impact_value.abs().total_cmp(&a.impact_value.abs()))
-        });
+        let (flagged, info) = group_views(verdict, &groups, artifact_url);
         let diffs: Vec<Value> = verdict
             .findings
             .iter()
@@ -228,17 +217,6 @@ impl Prepared {
             escape(&self.headline),
             self.counts_line
         )
-    }
-}
-
-/// Failing and warning lines: the verdict's group counts, or counted from
-/// the groups for a report.json written before they existed.
-fn group_counts(groups: &[FindingGroup], c: &Counts) -> (usize, usize) {
-    let count = |s: Severity| groups.iter().filter(|g| g.severity == s).count();
-    if c.failing_groups + c.warning_groups > 0 || groups.is_empty() {
-        (c.failing_groups, c.warning_groups)
-    } else {
-        (count(Severity::Fail), count(Severity::Warn))
     }
 }
 

@@ -531,6 +531,68 @@ fn diagnosis_names_a_bottleneck_and_ranks_ops_by_its_own_numbers() {
     }
 }
 
+/// Memsets whose only launch trace is the end (`ph: f`) of a flow arrow:
+/// the launch fell before the host window, so the memset is unlinked. It is
+/// real GPU work: the all-GPU-work timeline counts it (docs/TRACELENS.md,
+/// "Linking"), the default timeline leaves it out as TraceLens does.
+#[test]
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
+fn memsets_with_only_a_flow_end_count_in_the_all_gpu_work_timeline() {
+    use tracegate::trace::{self, FlowKind, Kind, link};
+    let corpus = corpus_dir();
+    let path = corpus_trace(
+        &corpus,
+        "tracelens/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz",
+    );
+    let trace = trace::load_file(&path, &mut |_| {}).expect("the trace loads");
+    let tree = link::link(&trace);
+    let mut phases: HashMap<u64, (bool, bool)> = HashMap::new();
+    for flow in trace
+        .flows
+        .iter()
+        .filter(|f| f.kind == FlowKind::LaunchToGpu)
+    {
+        let entry = phases.entry(flow.id).or_default();
+        if flow.is_start {
+            entry.0 = true;
+        } else {
+            entry.1 = true;
+        }
+    }
+    let only_end: Vec<u32> = (0..trace.events.len() as u32)
+        .filter(|&i| {
+            let event = &trace.events[i as usize];
+            event.kind == Kind::Memset
+                && event.correlation.and_then(|c| phases.get(&c)) == Some(&(false, true))
+        })
+        .collect();
+    assert_eq!(only_end.len(), 73);
+    assert!(only_end.iter().all(|&i| !tree.is_linked(i)));
+    let memset_us: f64 = only_end.iter().map(|&i| trace.events[i as usize].dur).sum();
+    assert!((memset_us - 69.187).abs() < 0.01, "{memset_us} µs");
+    // No unlinked work overlaps other work here, so the all-GPU-work busy
+    // time exceeds the linked one by exactly the unlinked durations.
+    let unlinked_us: f64 = tree
+        .gpu_events
+        .iter()
+        .filter(|&&i| !tree.is_linked(i))
+        .map(|&i| trace.events[i as usize].dur)
+        .sum();
+    let profile = tracegate::analysis::analyse::analyse(&trace, &tree);
+    let all = profile
+        .timeline_all_gpu_work
+        .expect("some GPU work is unlinked");
+    let extra = all.busy_time - profile.timeline.busy_time;
+    assert!(
+        (extra - unlinked_us).abs() < 0.01,
+        "{extra} vs {unlinked_us} µs"
+    );
+    assert!(extra > memset_us);
+}
+
 /// Always runs: the corpus tests above are ignored when the corpus was not
 /// there at build time, which must not pass unnoticed where it is required.
 #[test]

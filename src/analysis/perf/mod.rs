@@ -9,7 +9,9 @@
 //! 2. the one main op of an autograd backward node whose forward op has a
 //!    backward model (`ConvolutionBackward0` under
 //!    `autograd::engine::evaluate_function: ConvolutionBackward0`) is a row
-//!    modelled from the forward op's arguments;
+//!    modelled from the forward op's arguments, unless an op below it with
+//!    GPU work has a model of its own (`aten::convolution_backward`): then
+//!    the walk goes on down (TraceLens #582);
 //! 3. a kernel launcher is a row (unmodelled unless rule 1 applied) — unless
 //!    one of its direct child ops has a perf model and GPU work, in which
 //!    case those children are visited instead;

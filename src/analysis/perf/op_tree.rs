@@ -97,6 +97,28 @@ impl OpTree {
         self.children.get(&op).map_or(&[], Vec::as_slice)
     }
 
+    /// Whether an op below `op` with GPU work has a perf model of its own
+    /// (`aten::convolution_backward` under `ConvolutionBackward0`, the two
+    /// `aten::mm` under `AddmmBackward0`): the walk then goes on down so rows
+    /// are keyed by the op that launches the kernels, with its own shapes, as
+    /// TraceLens does since its #582 (else different shapes merge into one
+    /// node row).
+    fn modelled_below(&self, trace: &Trace, op: u32) -> bool {
+        let mut pending = vec![op];
+        while let Some(current) = pending.pop() {
+            for &child in self.children(current) {
+                if self.gpu(child).is_empty() {
+                    continue;
+                }
+                if stops_traversal(trace.name(&trace.events[child as usize])) {
+                    return true;
+                }
+                pending.push(child);
+            }
+        }
+        false
+    }
+
     /// Walks the tree as TraceLens's unified table does.
     pub(super) fn collect_unified(
         &self,
@@ -254,7 +276,7 @@ impl BackwardLinks {
             }
             matches
         });
-        if matches != 1 {
+        if matches != 1 || ops.modelled_below(trace, op) {
             return None;
         }
         memo.model(trace, forward, true).is_ok().then_some(forward)

@@ -139,8 +139,9 @@ fn modelled_ops_take_their_subtree_and_launchers_get_rows() {
     assert_eq!(report.sheets[2].kernel_time_us.sum, 15.0);
 }
 
-#[test]
-fn autograd_backward_ops_are_modelled_from_their_forward() {
+/// A forward conv and its autograd node, whose kernels are launched by
+/// `inner` (an op under `ConvolutionBackward0`).
+fn conv_backward_rows(inner: &str) -> Vec<PerfRow> {
     let conv_dims = "[[1, 4, 8, 8], [8, 4, 3, 3], [], [], [], [], [], [], []]";
     let conv_types = r#"["float", "float", "", "ScalarList", "ScalarList", "ScalarList", "Scalar", "ScalarList", "Scalar"]"#;
     let conv_concrete = r#"["", "", "", "[1, 1]", "[0, 0]", "[1, 1]", "False", "[0, 0]", "1"]"#;
@@ -182,7 +183,7 @@ fn autograd_backward_ops_are_modelled_from_their_forward() {
         ),
         on_thread(
             cpu_op(
-                "aten::convolution_backward",
+                inner,
                 52.0,
                 36.0,
                 "[[1, 8, 6, 6], [1, 4, 8, 8], [8, 4, 3, 3], [], [], [], [], [], [], [], []]",
@@ -198,15 +199,42 @@ fn autograd_backward_ops_are_modelled_from_their_forward() {
     ];
     let json = format!(r#"{{"traceEvents": [{}]}}"#, events.join(",\n"));
     let (trace, tree) = linked(&json);
-    let rows = perf_rows(&trace, &tree);
+    perf_rows(&trace, &tree)
+}
+
+#[test]
+fn backward_rows_are_the_modelled_op_under_the_autograd_node() {
+    // TraceLens #582: `aten::convolution_backward` has a model of its own,
+    // so it is the row, keyed by its own shapes.
+    let rows = conv_backward_rows("aten::convolution_backward");
+    let names: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["aten::convolution_backward", "aten::convolution"]);
+    let backward = &rows[0];
+    assert_eq!(backward.family, Some(Family::ConvBwd));
+    assert_eq!(backward.backward_of, None);
+    assert_eq!(backward.kernel_time_us.sum, 50.0);
+    assert!(
+        backward
+            .input_dims
+            .as_deref()
+            .is_some_and(|d| d.starts_with("((1, 8, 6, 6), (1, 4, 8, 8), (8, 4, 3, 3)"))
+    );
+    // Input and weight gradients (output_mask): twice the forward's 2·4·9
+    // flops per output element of (1, 8, 6, 6).
+    assert_eq!(backward.gflops, Some((2 * 288 * 72) as f64 / 1e9));
+}
+
+#[test]
+fn autograd_backward_ops_are_modelled_from_their_forward() {
+    // No modelled op under the node: the node is the row, modelled from
+    // the forward op's arguments.
+    let rows = conv_backward_rows("aten::unmodelled_conv_backward");
     let names: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
     assert_eq!(names, ["ConvolutionBackward0", "aten::convolution"]);
     let backward = &rows[0];
     assert_eq!(backward.family, Some(Family::ConvBwd));
     assert_eq!(backward.backward_of.as_deref(), Some("aten::convolution"));
     assert_eq!(backward.kernel_time_us.sum, 50.0);
-    // Input and weight gradients: twice the forward's 2·4·9 flops per output
-    // element of (1, 8, 6, 6).
     assert_eq!(backward.gflops, Some((2 * 288 * 72) as f64 / 1e9));
 }
 

@@ -40,7 +40,7 @@ pub fn is_comm_kernel(name: &str) -> bool {
     let words = words(name);
     COLLECTIVES.iter().any(|collective| {
         let joined: String = collective.concat();
-        words.iter().any(|w| *w == joined)
+        words.contains(&joined)
             || words
                 .windows(collective.len())
                 .any(|window| window.iter().zip(collective.iter()).all(|(w, c)| w == c))

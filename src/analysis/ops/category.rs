@@ -363,7 +363,6 @@ pub fn of_kernel(name: &str) -> Category {
         return Category::Triton;
     }
     let words = comm::words(name);
-    let has = |word: &str| words.iter().any(|w| w == word);
     if words.iter().any(|w| w.contains("gemm"))
         || lower.contains("cublas")
         || lower.starts_with("cijk_")
@@ -390,7 +389,7 @@ pub fn of_kernel(name: &str) -> Category {
     {
         return Category::NormFwd;
     }
-    if words.iter().any(|w| is_conv_word(w)) || has("winograd") {
+    if words.iter().any(|w| is_conv_word(w) || w == "winograd") {
         return Category::ConvFwd;
     }
     if lower.contains("reduce") {

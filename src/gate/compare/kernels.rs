@@ -14,8 +14,8 @@
 //! runs them as blit kernels (`__amd_rocclr_copyBuffer`,
 //! `__amd_rocclr_fillBufferAligned`), ROCm 7.2 as SDMA copies and memsets,
 //! so a runtime upgrade is no kernel selection change on every
-//! `aten::copy_`. Only the diff reads these tokens; every table keeps the
-//! names the trace recorded.
+//! `aten::copy_`. Only the decision whether the kernels changed reads these
+//! tokens; a diff, once there is one, shows the names the trace recorded.
 
 use std::collections::HashMap;
 
@@ -37,8 +37,7 @@ const MAX_SUMMARY_NAMES: usize = 40;
 /// headed, `-`/`+` lines) when the parts that differ are too long to diff
 /// line by line.
 pub fn kernel_diff(baseline: &[String], candidate: &[String]) -> Option<String> {
-    let (baseline, candidate) = (&normalised(baseline), &normalised(candidate));
-    if same_multiset(baseline, candidate) {
+    if same_multiset(&normalised(baseline), &normalised(candidate)) {
         return None;
     }
     let prefix = baseline
@@ -69,8 +68,8 @@ pub fn kernel_diff(baseline: &[String], candidate: &[String]) -> Option<String> 
     )
 }
 
-/// The names as the diff compares them: runtime copies and fills as
-/// `<copy>` and `<fill>` ([`diff_name`]).
+/// The names as the kernel-selection test compares them: runtime copies and
+/// fills as `<copy>` and `<fill>` ([`diff_name`]).
 fn normalised(names: &[String]) -> Vec<String> {
     names
         .iter()
@@ -78,7 +77,7 @@ fn normalised(names: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// A kernel (or memcpy/memset) name as the diff compares it: `<copy>` for a
+/// A kernel (or memcpy/memset) name as the kernel-selection test compares it: `<copy>` for a
 /// runtime copy however the runtime ran it (a blit kernel, a `Memcpy …`
 /// event, rocprofiler's `MEMORY_COPY_*`), `<fill>` for a runtime fill
 /// (`__amd_rocclr_fillBuffer*`, `Memset …`, `MEMORY_SET*`), else the name.

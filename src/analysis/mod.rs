@@ -10,6 +10,7 @@
 
 pub mod analyse;
 mod anomalies;
+pub mod comm;
 pub mod diagnose;
 mod environment;
 mod gpu_work;

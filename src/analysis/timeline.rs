@@ -9,6 +9,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::analysis::comm;
+
 /// A half-open time interval `[start, end)` in microseconds.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Interval {
@@ -129,28 +131,22 @@ pub enum Bucket {
 }
 
 /// Classifies GPU work: copies by category or ROCm copy-kernel name, comm by
-/// kernel name (`nccl`, `rccl`, `cross_device_reduce`, case-insensitive).
+/// kernel name ([`comm::is_comm_kernel`]).
 pub fn bucket_of(is_memcpy_event: bool, name: &str) -> Bucket {
-    if is_memcpy_event
-        || name.starts_with("__amd_rocclr_copyBuffer")
-        || name.starts_with("MEMORY_COPY_")
-    {
+    if is_memcpy_event || is_copy_kernel(name) {
         return Bucket::Memcpy;
     }
-    if contains_ignore_ascii_case(name, "nccl")
-        || contains_ignore_ascii_case(name, "rccl")
-        || contains_ignore_ascii_case(name, "cross_device_reduce")
-    {
+    if comm::is_comm_kernel(name) {
         return Bucket::Comm;
     }
     Bucket::Computation
 }
 
-fn contains_ignore_ascii_case(haystack: &str, needle: &str) -> bool {
-    haystack
-        .as_bytes()
-        .windows(needle.len())
-        .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
+/// Whether a kernel is a runtime's buffer copy recorded as a kernel (ROCm's
+/// blit kernels `__amd_rocclr_copyBuffer*`, rocprofiler's `MEMORY_COPY_*`):
+/// a copy, not computation.
+pub fn is_copy_kernel(name: &str) -> bool {
+    name.starts_with("__amd_rocclr_copyBuffer") || name.starts_with("MEMORY_COPY_")
 }
 
 /// The GPU timeline breakdown, all in µs.

@@ -7,6 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::analysis::comm;
+
 /// An op family.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Category {
@@ -296,6 +298,7 @@ pub fn of_op(name: &str) -> Category {
     }
     if name.starts_with("c10d::")
         || name.starts_with("nccl:")
+        || name.starts_with("symm_mem::")
         || name.starts_with("_c10d_functional::")
         || name == "record_param_comms"
     {
@@ -344,16 +347,23 @@ pub fn of_op_and_kernels<'a>(
 
 /// The category of a kernel by its name alone: used for kernels with no CPU
 /// op (GPU-only traces, CUDA-graph replays) and to refine an `other` op.
+///
+/// Family words are matched as whole words of the name ([`comm::words`]), not
+/// as substrings: `flash` is not `flashinfer::QuantizationSFLayout`, `conv`
+/// is not `convert_binary_result_type_wrapper`. `cutlass` makes a GEMM only
+/// as the kernel's own namespace (`cutlass::Kernel2<…gemm…>`), not as a
+/// library namespace further in (`…::cutlass_kernels::finalizeMoeRoutingKernel`)
+/// nor in template arguments (`cutlass::bfloat16_t`).
 pub fn of_kernel(name: &str) -> Category {
-    let lower = name.to_ascii_lowercase();
-    if lower.contains("nccl") || lower.contains("rccl") || lower.contains("cross_device_reduce") {
+    if comm::is_comm_kernel(name) {
         return Category::Comm;
     }
+    let lower = name.to_ascii_lowercase();
     if lower.starts_with("triton") {
         return Category::Triton;
     }
-    if lower.contains("gemm")
-        || lower.contains("cutlass")
+    let words = comm::words(name);
+    if words.iter().any(|w| w.contains("gemm"))
         || lower.contains("cublas")
         || lower.starts_with("cijk_")
         || lower.contains("hipblaslt")
@@ -361,8 +371,11 @@ pub fn of_kernel(name: &str) -> Category {
     {
         return Category::Gemm;
     }
-    if lower.contains("flash") || lower.contains("fmha") || lower.contains("attention") {
+    if is_attention(&words) {
         return Category::SdpaFwd;
+    }
+    if function_path(&lower).starts_with("cutlass") {
+        return Category::Gemm;
     }
     if lower.contains("softmax") {
         return Category::Softmax;
@@ -376,7 +389,7 @@ pub fn of_kernel(name: &str) -> Category {
     {
         return Category::NormFwd;
     }
-    if lower.contains("conv") || lower.contains("winograd") || lower.contains("implicit_gemm") {
+    if words.iter().any(|w| is_conv_word(w) || w == "winograd") {
         return Category::ConvFwd;
     }
     if lower.contains("reduce") {
@@ -389,6 +402,39 @@ pub fn of_kernel(name: &str) -> Category {
         return Category::Elementwise;
     }
     Category::Other
+}
+
+/// Whether a kernel's words name fused attention: `flash`, `fmha` or
+/// `attention` as words, or a FlashInfer-style paged/KV-cache prefill or
+/// decode kernel (`BatchPrefillWithPagedKVCacheKernel`).
+fn is_attention(words: &[String]) -> bool {
+    let has = |word: &str| words.iter().any(|w| w == word);
+    has("flash")
+        || has("flashattn")
+        || has("fmha")
+        || has("attention")
+        || ((has("prefill") || has("decode")) && (has("kv") || has("paged")))
+}
+
+/// Whether a word is a convolution's: `conv`, `convolution`, `convolve`,
+/// `conv2d`-like (`conv` then digits and a `d`).
+fn is_conv_word(word: &str) -> bool {
+    match word.strip_prefix("conv") {
+        Some("" | "olution" | "olve") => true,
+        Some(rest) => rest
+            .strip_suffix('d')
+            .is_some_and(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())),
+        None => false,
+    }
+}
+
+/// A kernel's function path: the name without a leading `void ` and from
+/// its first template argument list or parameter list on
+/// (`void cutlass::Kernel2<…>(…)` → `cutlass::Kernel2`).
+fn function_path(name: &str) -> &str {
+    let name = name.strip_prefix("void ").unwrap_or(name);
+    let end = name.find(['<', '(']).unwrap_or(name.len());
+    &name[..end]
 }
 
 #[cfg(test)]
@@ -459,5 +505,70 @@ mod tests {
             Category::Reduce
         );
         assert_eq!(of_kernel("mystery"), Category::Other);
+    }
+
+    /// Issue #11: family words are whole words of the name, not substrings
+    /// (names from a B200 vLLM/FlashInfer trace).
+    #[test]
+    fn kernel_family_words_are_whole_words() {
+        assert_eq!(
+            of_kernel("void flashinfer::QuantizationSFLayout<128>(int, int)"),
+            Category::Other
+        );
+        assert_eq!(
+            of_kernel("void convert_binary_result_type_wrapper<float>(float*)"),
+            Category::Other
+        );
+        assert_eq!(
+            of_kernel(
+                "void tensorrt_llm::kernels::cutlass_kernels::finalizeMoeRoutingKernel<__nv_bfloat16, float>(__nv_bfloat16 const*)"
+            ),
+            Category::Other
+        );
+        assert_eq!(
+            of_op_and_kernels(
+                "symm_mem::multimem_all_reduce_",
+                ["void c10d::symmetric_memory::multimem_all_reduce_kernel<__nv_bfloat16, 16>"]
+            ),
+            Category::Comm
+        );
+        assert_eq!(
+            of_kernel("void c10d::symmetric_memory::multimem_all_reduce_kernel<float, 16>"),
+            Category::Comm
+        );
+        // What landed right still does.
+        assert_eq!(
+            of_kernel("void flashinfer::BatchPrefillWithPagedKVCacheKernel<128>"),
+            Category::SdpaFwd
+        );
+        assert_eq!(
+            of_kernel(
+                "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, cutlass::bfloat16_t>>"
+            ),
+            Category::SdpaFwd
+        );
+        assert_eq!(of_kernel("fmha_fwd_hd128_bf16"), Category::SdpaFwd);
+        assert_eq!(of_kernel("kernel_unified_attention_3d"), Category::SdpaFwd);
+        assert_eq!(
+            of_kernel(
+                "void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x6_tn_align8>"
+            ),
+            Category::Gemm
+        );
+        assert_eq!(
+            of_kernel(
+                "void cutlass__5x_cudnn::Kernel<cutlass_tensorop_bf16_s16816fprop_optimized_bf16>"
+            ),
+            Category::Gemm
+        );
+        assert_eq!(
+            of_kernel("void cudnn::conv2d_grouped_direct_kernel<float>"),
+            Category::ConvFwd
+        );
+        assert_eq!(
+            of_kernel("miopenSp3AsmConv_v21_1_3_gfx9_fp32"),
+            Category::ConvFwd
+        );
+        assert_eq!(of_kernel("naive_conv_fwd_nchw_float"), Category::ConvFwd);
     }
 }

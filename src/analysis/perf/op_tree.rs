@@ -2,7 +2,7 @@
 //! unified table's invocations (the rules in the [module docs](super)).
 
 use super::memo::Memo;
-use crate::analysis::perf_model;
+use crate::analysis::{comm, perf_model};
 use crate::trace::link::{NONE, Tree};
 use crate::trace::{FxHashMap, Kind, Trace};
 
@@ -156,13 +156,11 @@ impl OpTree {
                     })
                     .collect();
                 if modelled.is_empty() {
-                    let nccl = self.gpu(op).iter().any(|&g| {
-                        trace
-                            .name(&trace.events[g as usize])
-                            .to_ascii_lowercase()
-                            .contains("nccl")
-                    });
-                    if !nccl {
+                    let comm = self
+                        .gpu(op)
+                        .iter()
+                        .any(|&g| comm::is_comm_kernel(trace.name(&trace.events[g as usize])));
+                    if !comm {
                         out.push(Collected { op, forward: None });
                     }
                     continue;

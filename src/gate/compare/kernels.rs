@@ -9,10 +9,19 @@
 //! than [`MAX_DIFF_LINES`], the diff is a summary instead: how many
 //! kernels differ and the names whose counts changed. Deterministic, unlike
 //! a deadline.
+//!
+//! Runtime copies and fills are compared as `<copy>` and `<fill>`: ROCm 7.1
+//! runs them as blit kernels (`__amd_rocclr_copyBuffer`,
+//! `__amd_rocclr_fillBufferAligned`), ROCm 7.2 as SDMA copies and memsets,
+//! so a runtime upgrade is no kernel selection change on every
+//! `aten::copy_`. Only the decision whether the kernels changed reads these
+//! tokens; a diff, once there is one, shows the names the trace recorded.
 
 use std::collections::HashMap;
 
 use similar::TextDiff;
+
+use crate::analysis::timeline;
 
 /// The most differing kernels (both sides together, after the common prefix
 /// and suffix) diffed line by line.
@@ -28,7 +37,7 @@ const MAX_SUMMARY_NAMES: usize = 40;
 /// headed, `-`/`+` lines) when the parts that differ are too long to diff
 /// line by line.
 pub fn kernel_diff(baseline: &[String], candidate: &[String]) -> Option<String> {
-    if same_multiset(baseline, candidate) {
+    if same_multiset(&normalised(baseline), &normalised(candidate)) {
         return None;
     }
     let prefix = baseline
@@ -57,6 +66,32 @@ pub fn kernel_diff(baseline: &[String], candidate: &[String]) -> Option<String> 
             .header("baseline", "candidate")
             .to_string(),
     )
+}
+
+/// The names as the kernel-selection test compares them: runtime copies and
+/// fills as `<copy>` and `<fill>` ([`diff_name`]).
+fn normalised(names: &[String]) -> Vec<String> {
+    names
+        .iter()
+        .map(|name| diff_name(name).to_string())
+        .collect()
+}
+
+/// A kernel (or memcpy/memset) name as the kernel-selection test compares it: `<copy>` for a
+/// runtime copy however the runtime ran it (a blit kernel, a `Memcpy …`
+/// event, rocprofiler's `MEMORY_COPY_*`), `<fill>` for a runtime fill
+/// (`__amd_rocclr_fillBuffer*`, `Memset …`, `MEMORY_SET*`), else the name.
+fn diff_name(name: &str) -> &str {
+    if timeline::is_copy_kernel(name) || name.starts_with("Memcpy") {
+        "<copy>"
+    } else if name.starts_with("__amd_rocclr_fillBuffer")
+        || name.starts_with("Memset")
+        || name.starts_with("MEMORY_SET")
+    {
+        "<fill>"
+    } else {
+        name
+    }
 }
 
 /// The summary of two long differing parts: their sizes, then each kernel

@@ -450,6 +450,47 @@ fn kernel_diffs_are_unified_diffs() {
     );
 }
 
+/// Issue #11: ROCm 7.1 runs `aten::copy_` and fills as blit kernels, 7.2 as
+/// SDMA copies and memsets; that upgrade is no kernel selection change.
+#[test]
+fn runtime_copy_and_fill_names_are_one_token_in_kernel_diffs() {
+    let names = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let rocm71 = names(&[
+        "__amd_rocclr_copyBuffer",
+        "Cijk_Alik_Bljk_BBS_BH_MT128x128x64",
+        "__amd_rocclr_copyBufferAligned",
+        "__amd_rocclr_fillBufferAligned",
+    ]);
+    let rocm72 = names(&[
+        "Memcpy DtoD (Device -> Device)",
+        "Cijk_Alik_Bljk_BBS_BH_MT128x128x64",
+        "MEMORY_COPY_DEVICE_TO_DEVICE",
+        "Memset (Device)",
+    ]);
+    assert_eq!(kernel_diff(&rocm71, &rocm72), None);
+    // A real change still shows, with the names the traces recorded.
+    let mut changed = rocm72.clone();
+    changed[1] = "Cijk_Ailk_Bljk_BBS_BH_MT64x64x32".to_string();
+    let diff = kernel_diff(&rocm71, &changed).expect("differs");
+    assert!(
+        diff.contains("\n-Cijk_Alik_Bljk_BBS_BH_MT128x128x64\n"),
+        "{diff}"
+    );
+    assert!(
+        diff.contains("\n+Cijk_Ailk_Bljk_BBS_BH_MT64x64x32\n"),
+        "{diff}"
+    );
+    assert!(diff.contains("\n-__amd_rocclr_copyBuffer\n"), "{diff}");
+    // A copy that became a fill is a change.
+    assert!(
+        kernel_diff(
+            &names(&["__amd_rocclr_copyBuffer"]),
+            &names(&["Memset (Device)"])
+        )
+        .is_some()
+    );
+}
+
 #[test]
 fn forty_thousand_kernel_graph_op_diff_is_summarised_not_quadratic() {
     // A CUDA-graph replay with 40k kernels whose names all changed: a line

@@ -18,6 +18,20 @@ pub(super) fn status(verdict: &Verdict) -> (&'static str, &'static str) {
     }
 }
 
+/// The verdict line after `tracegate:`: the status, then the headline,
+/// unless the headline already opens with the status' word (`passed with 3
+/// warnings: …` needs no `pass with warnings ·` before it).
+pub(super) fn title(status: &str, headline: &str) -> String {
+    let word = status.split(' ').next().unwrap_or(status);
+    if headline.is_empty() {
+        status.to_string()
+    } else if headline.starts_with(word) {
+        headline.to_string()
+    } else {
+        format!("{status} · {headline}")
+    }
+}
+
 /// The headline without a leading status icon or `tracegate:` (the
 /// templates print their own).
 pub(super) fn headline_text(headline: &str) -> &str {

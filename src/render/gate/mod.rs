@@ -26,10 +26,11 @@
 //!
 //! | variable | meaning |
 //! |---|---|
-//! | `status` | `pass`, `pass with warnings`, `fail` or `inconclusive` |
-//! | `icon` | ✅, ⚠️, ❌ or ❔ |
+//! | `status` | `pass`, `pass with warnings`, `pass with accepted findings`, `fail` or `inconclusive` |
+//! | `icon` | ✅, ⚠️, ☑️, ❌ or ❔ |
 //! | `headline` | the verdict's headline without a leading status icon |
-//! | `counts` | the verdict's counts: `regressions`, `warnings`, `failures`, `improvements`, `unchanged`, `new`, `missing`, `failing_groups`, `warning_groups` |
+//! | `title` | the verdict line after `tracegate:`: `status · headline`, or the headline alone when it opens with the status' word |
+//! | `counts` | the verdict's counts: `regressions`, `warnings`, `failures`, `improvements`, `unchanged`, `new`, `missing`, `failing_groups`, `warning_groups`, `accepted` |
 //! | `failing`, `warning` | failing and warning lines (groups) |
 //! | `workloads` | per workload: `name`, `cross_platform`, `environment` (rows of `label`, `baseline`, `candidate`), `timeline` (rows of `metric`, `baseline`, `candidate`, `delta`), `matched`, `unchanged`, `notes` |
 //! | `multi_workload` | more than one workload (a heading or column per workload) |

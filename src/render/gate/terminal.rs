@@ -13,7 +13,7 @@ use std::fmt::Write;
 
 use comfy_table::{Attribute, Cell, CellAlignment, Color};
 
-use super::finding::{headline_text, kind_label, status};
+use super::finding::{headline_text, kind_label, status, title};
 use super::group::{GroupView, group_counts, group_views};
 use crate::gate::judge::verdict_groups;
 use crate::gate::verdict::{Severity, Verdict};
@@ -230,7 +230,7 @@ fn headline(verdict: &Verdict, style: Style) -> String {
     let mut lines = if summary.is_empty() {
         paragraph(status, style.width, &first, "   ")
     } else {
-        paragraph(&format!("{status} · {summary}"), style.width, &first, "   ")
+        paragraph(&title(status, summary), style.width, &first, "   ")
     };
     if !detail.is_empty() {
         lines.push_str(&paragraph(detail, style.width, "   ", "   "));

@@ -7,7 +7,7 @@ use minijinja::value::{Serde, Value};
 use serde::Serialize;
 
 use super::chart::{chart, fenced_diff};
-use super::finding::{NONE, headline_text, op_label, shape_of, signed_percent, status};
+use super::finding::{NONE, headline_text, op_label, shape_of, signed_percent, status, title};
 use super::group::{GroupView, group_counts, group_views};
 use crate::gate::judge::verdict_groups;
 use crate::gate::verdict::{
@@ -150,6 +150,7 @@ impl Prepared {
             status => status_text,
             icon => icon,
             headline => headline.clone(),
+            title => title(status_text, &headline),
             counts => Value::from(Serde(c)),
             failing => failing,
             warning => warning,
@@ -213,8 +214,8 @@ impl Prepared {
     pub(super) fn minimal(&self, prefix: &str) -> String {
         let (icon, status) = self.status;
         format!(
-            "{prefix}## {icon} tracegate: {status} · {}\n\n{}\n\n> [!NOTE]\n> Even without its tables this report would be too long for GitHub, so it holds only the verdict. `report.json` has everything.\n",
-            escape(&self.headline),
+            "{prefix}## {icon} tracegate: {}\n\n{}\n\n> [!NOTE]\n> Even without its tables this report would be too long for GitHub, so it holds only the verdict. `report.json` has everything.\n",
+            escape(&title(status, &self.headline)),
             self.counts_line
         )
     }

@@ -188,6 +188,44 @@ pub struct Finding {
     pub statistics: FindingStatistics,
 }
 
+impl Finding {
+    /// A finding with its rule, severity, kind, workload and message, and
+    /// nothing else yet: no op, no figures, no advice, priority low. Each
+    /// rule fills in what it measured.
+    pub fn new(
+        rule: impl Into<String>,
+        severity: Severity,
+        kind: FindingKind,
+        workload: impl Into<String>,
+        message: String,
+    ) -> Finding {
+        Finding {
+            rule: rule.into(),
+            severity,
+            kind,
+            workload: workload.into(),
+            op: None,
+            metric: String::new(),
+            baseline: None,
+            candidate: None,
+            unit: String::new(),
+            delta_percent: None,
+            interval_percent: None,
+            expected_ratio: None,
+            limit: None,
+            impact_percent: None,
+            priority: FindingPriority::Low,
+            message,
+            path_a: None,
+            path_b: None,
+            kernel_diff: None,
+            replay_package: None,
+            accepted: None,
+            statistics: FindingStatistics::default(),
+        }
+    }
+}
+
 /// What a time in a finding is per.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

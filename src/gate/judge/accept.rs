@@ -12,10 +12,9 @@
 //! a warning naming the entry and its line in the policy file.
 
 use super::Workload;
-use super::findings::nothing_to_compare;
 use crate::gate::compare::OpSide;
 use crate::gate::policy::{Accept, Date, OpMatcher, Policy};
-use crate::gate::verdict::{Acceptance, Finding, FindingKind, FindingPriority, Severity};
+use crate::gate::verdict::{Acceptance, Finding, FindingKind, Severity};
 
 /// What the judge is told besides the policy.
 #[derive(Clone, Debug, Default)]
@@ -74,7 +73,6 @@ pub(super) fn apply_accepts(findings: &mut Vec<Finding>, policy: &Policy, option
                 true,
             );
             findings.push(policy_warning(
-                policy,
                 &rule,
                 format!(
                     "{rule} ({place}) expired on {expires}: it accepts nothing now; renew its \
@@ -198,7 +196,6 @@ pub(super) fn unmatched_entries(
         let located = warnings.len() < MAX_LOCATED;
         let place = place(policy, &path, &matcher.to_string(), located);
         warnings.push(policy_warning(
-            policy,
             rule,
             format!("{rule} ({place}) {}", unmatched_why(matcher, has_modules)),
         ));
@@ -206,7 +203,6 @@ pub(super) fn unmatched_entries(
     for entry in &options.accept {
         if let Some(matcher) = entry.matcher.as_ref().filter(|m| !selects(m)) {
             warnings.push(policy_warning(
-                policy,
                 "--accept",
                 format!(
                     "--accept `{matcher}` {}",
@@ -242,14 +238,11 @@ fn place(policy: &Policy, path: &[&str], matcher: &str, located: bool) -> String
 }
 
 /// A warning about a policy entry (no workload, no op).
-fn policy_warning(policy: &Policy, rule: &str, message: String) -> Finding {
-    let mut finding = nothing_to_compare(policy, "", message);
-    finding.rule = rule.to_string();
-    finding.severity = Severity::Warn;
-    finding.kind = FindingKind::Policy;
-    finding.metric = "policy".into();
-    finding.priority = FindingPriority::Low;
-    finding
+fn policy_warning(rule: &str, message: String) -> Finding {
+    Finding {
+        metric: "policy".into(),
+        ..Finding::new(rule, Severity::Warn, FindingKind::Policy, "", message)
+    }
 }
 
 #[cfg(test)]
@@ -258,9 +251,7 @@ mod tests {
     use crate::gate::verdict::OpRef;
 
     fn finding(rule: &str, kind: FindingKind, op: Option<&str>) -> Finding {
-        let mut finding = nothing_to_compare(&Policy::default(), "w", "m".to_string());
-        finding.rule = rule.to_string();
-        finding.kind = kind;
+        let mut finding = Finding::new(rule, Severity::Fail, kind, "w", "m".to_string());
         finding.metric = "busy_time".to_string();
         finding.op = op.map(|name| OpRef {
             name: name.to_string(),

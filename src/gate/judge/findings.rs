@@ -6,9 +6,7 @@ use crate::analysis::diagnose::{self, Bound};
 use crate::gate::compare::{Comparison, ImpactBasis, OpComparison, OpSide, SamplesBasis};
 use crate::gate::policy::Policy;
 use crate::gate::stats::IntervalKind;
-use crate::gate::verdict::{
-    Finding, FindingKind, FindingPriority, FindingStatistics, Per, SampleCounts, Severity,
-};
+use crate::gate::verdict::{Finding, FindingKind, FindingPriority, Per, SampleCounts, Severity};
 
 /// A regression or cross-platform candidate awaiting false-discovery control.
 pub(super) struct Pending {
@@ -21,28 +19,15 @@ pub(super) struct Pending {
 /// A nothing-to-compare finding for a workload.
 pub(super) fn nothing_to_compare(policy: &Policy, workload: &str, message: String) -> Finding {
     Finding {
-        rule: "nothing_to_compare".into(),
-        severity: policy.nothing_to_compare.severity,
-        kind: FindingKind::NothingToCompare,
-        workload: workload.to_string(),
-        op: None,
         metric: "comparison".into(),
-        baseline: None,
-        candidate: None,
-        unit: String::new(),
-        delta_percent: None,
-        interval_percent: None,
-        expected_ratio: None,
-        limit: None,
-        impact_percent: None,
         priority: FindingPriority::High,
-        message,
-        path_a: None,
-        path_b: None,
-        kernel_diff: None,
-        replay_package: None,
-        accepted: None,
-        statistics: FindingStatistics::default(),
+        ..Finding::new(
+            "nothing_to_compare",
+            policy.nothing_to_compare.severity,
+            FindingKind::NothingToCompare,
+            workload,
+            message,
+        )
     }
 }
 
@@ -75,28 +60,12 @@ pub(super) fn op_finding(
             | FindingKind::Efficiency
     );
     Finding {
-        rule: rule.to_string(),
-        severity,
-        kind,
-        workload: workload.to_string(),
         op: Some(side.op_ref()),
         metric: "median kernel time per call".into(),
-        baseline: None,
-        candidate: None,
         unit: "µs".into(),
-        delta_percent: None,
-        interval_percent: None,
-        expected_ratio: None,
-        limit: None,
-        impact_percent: None,
-        priority: FindingPriority::Low,
-        message,
         path_a: is_slowdown.then_some(path_a),
         path_b: is_slowdown.then_some(path_b),
-        kernel_diff: None,
-        replay_package: None,
-        accepted: None,
-        statistics: FindingStatistics::default(),
+        ..Finding::new(rule, severity, kind, workload, message)
     }
 }
 

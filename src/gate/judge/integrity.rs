@@ -71,29 +71,20 @@ pub(super) fn integrity_findings(
         .map(Coverage::in_rows_percent);
     let workload = &comparison.workload;
     findings.push(Finding {
-        rule: "integrity".into(),
-        severity: policy.integrity.on_inconclusive,
-        kind: FindingKind::Integrity,
-        workload: workload.clone(),
-        op: None,
         metric: "share of GPU time in judged rows".into(),
         baseline: baseline_share,
         candidate: Some(candidate.in_rows_percent()),
         unit: "%".into(),
-        delta_percent: None,
-        interval_percent: None,
-        expected_ratio: None,
         limit: Some(min_percent),
-        impact_percent: None,
         // First among its severity after the slowdowns: every other finding
         // rests on the rows this one doubts.
         priority: FindingPriority::Critical,
-        message: format!("`{workload}` cannot be judged: {}", all.join("; ")),
-        path_a: None,
-        path_b: None,
-        kernel_diff: None,
-        replay_package: None,
-        accepted: None,
-        statistics: Default::default(),
+        ..Finding::new(
+            "integrity",
+            policy.integrity.on_inconclusive,
+            FindingKind::Integrity,
+            workload.clone(),
+            format!("`{workload}` cannot be judged: {}", all.join("; ")),
+        )
     });
 }

@@ -2,7 +2,7 @@
 //! the noise: the floor, the run-to-run noise of a baseline window, and the
 //! metric's step-to-step spread within a run), or beyond an absolute maximum.
 
-use super::findings::{nothing_to_compare, priority_of, round, time_per};
+use super::findings::{priority_of, round, time_per};
 use crate::analysis::ops::stats::percent;
 use crate::gate::compare::Comparison;
 use crate::gate::policy::{Policy, TimelineMetric};
@@ -48,18 +48,21 @@ pub(super) fn timeline_findings(
         };
         let unit = rule.metric.unit();
         let mut base = Finding {
-            rule: format!("timeline[{index}]"),
             metric: rule.metric.as_str().to_string(),
             baseline: Some(baseline),
             candidate: Some(candidate),
             unit: unit.to_string(),
-            ..nothing_to_compare(policy, workload, String::new())
+            ..Finding::new(
+                format!("timeline[{index}]"),
+                rule.severity,
+                FindingKind::Timeline,
+                workload.as_str(),
+                String::new(),
+            )
         };
-        base.severity = rule.severity;
         if unit == "µs" {
             base.statistics.per = Some(time_per(comparison));
         }
-        base.kind = FindingKind::Timeline;
         let delta = (baseline > 0.0).then(|| (candidate / baseline - 1.0) * 100.0);
         base.delta_percent = delta;
         if let (Some(limit), Some(delta)) = (rule.max_regression_percent, delta) {

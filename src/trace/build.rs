@@ -89,8 +89,12 @@ impl Builder {
         }
     }
 
-    fn track(&mut self, pid: TrackId, tid: TrackId) -> u32 {
-        let track = Track { pid, tid };
+    /// The index of the event's (pid, tid) track, added on first sight.
+    fn track(&mut self, pid: Option<RawTrackId>, tid: Option<RawTrackId>) -> u32 {
+        let track = Track {
+            pid: self.track_id(pid),
+            tid: self.track_id(tid),
+        };
         if let Some(&index) = self.track_index.get(&track) {
             return index;
         }
@@ -140,9 +144,7 @@ impl Builder {
             return;
         }
         let kind = raw.cat.as_deref().map_or(Kind::Other, Kind::from_category);
-        let pid = self.track_id(raw.pid);
-        let tid = self.track_id(raw.tid);
-        let track = self.track(pid, tid);
+        let track = self.track(raw.pid, raw.tid);
         let name = self.trace.strings.intern(raw.name.as_deref().unwrap_or(""));
         let args = raw.args.unwrap_or_default();
         let correlation = args.correlation.as_ref().and_then(|c| c.0);
@@ -215,9 +217,7 @@ impl Builder {
         if !self.keep(check_ts(ts)) {
             return;
         }
-        let pid = self.track_id(raw.pid);
-        let tid = self.track_id(raw.tid);
-        let track = self.track(pid, tid);
+        let track = self.track(raw.pid, raw.tid);
         let is_start = raw.ph.as_deref() == Some("s");
         self.trace.counts.flows += 1;
         self.trace.flows.push(Flow {

@@ -18,6 +18,7 @@
 pub mod analysis;
 pub mod echo;
 pub mod gate;
+pub mod history;
 pub mod publish;
 pub mod render;
 pub mod trace;

@@ -19,6 +19,7 @@
 
 use super::args::{Args, numel};
 use super::context::{ChunkStats, OpContext, chunk_stats};
+use super::count::Count;
 use super::dtype::Dtype;
 use super::family::{Family, NoModel, PerfModel};
 use super::repr::{params, str_repr, tuple_repr};
@@ -207,7 +208,7 @@ fn store_cache(args: &Args) -> Result<PerfModel, NoModel> {
     let k = args.shape(0)?;
     let dtype = args.dtype(0)?;
     let n = numel(&k);
-    let (flops, bytes) = args.measured(0 * n, 4 * n * dtype.size())?;
+    let (flops, bytes) = args.measured(Count::ZERO, 4 * n * dtype.size())?;
     Ok(PerfModel {
         family: Family::InferenceAttention,
         flops,

@@ -614,3 +614,99 @@ fn vllm_trace_without_its_replayed_kernels_is_inconclusive() {
     );
     assert!(message.contains("3.1% of the other side's"), "{message}");
 }
+
+/// The perf table of each inference trace merged with its capture trace
+/// against TraceLens's `unified_perf_summary.csv`: every row both model has
+/// the same GFLOPs and bytes (1e-4), and the table covers as much GPU time
+/// as TraceLens's does, or 95%.
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
+#[test]
+fn replayed_perf_rows_match_tracelens_models_and_cover_gpu_time() {
+    let corpus = corpus_dir();
+    for (workload, trace, capture, least) in [
+        (VLLM, VLLM_TRACE, VLLM_CAPTURE, 8),
+        (SGLANG, SGLANG_TRACE, SGLANG_CAPTURE, 20),
+    ] {
+        let dir = corpus.join(workload);
+        let report = report(&dir.join(trace), Some(&dir.join(capture)));
+        let ours = report["perf"]["rows"].as_array().expect("perf rows");
+        let oracle = Csv::read(&dir.join("perf_csvs/unified_perf_summary.csv"));
+        let column = |name: &str| oracle.column(name);
+        let (name, dims, count, sum, gflops, mb) = (
+            column("name"),
+            column("Input Dims"),
+            column("operation_count"),
+            column("Kernel Time (µs)_sum"),
+            column("GFLOPS"),
+            column("Data Moved (MB)"),
+        );
+        let mut compared = 0;
+        for row in &oracle.rows {
+            let (Ok(their_gflops), Ok(their_mb)) =
+                (row[gflops].parse::<f64>(), row[mb].parse::<f64>())
+            else {
+                continue;
+            };
+            let expected_sum: f64 = row[sum].parse().expect("number");
+            let Some(mine) = ours.iter().find(|r| {
+                tracelens_name(r["name"].as_str().expect("name")) == row[name]
+                    && r["input_dims"].as_str() == Some(row[dims].as_str())
+                    && r["count"].as_u64() == row[count].parse().ok()
+                    && relative_difference(
+                        r["kernel_time_us"]["sum"].as_f64().expect("sum"),
+                        expected_sum,
+                    ) < 1e-6
+            }) else {
+                continue;
+            };
+            if mine["has_perf_model"] != true {
+                continue;
+            }
+            let my_gflops = mine["gflops"].as_f64().expect("gflops");
+            let my_mb = mine["data_moved_mb"].as_f64().expect("bytes");
+            assert!(
+                relative_difference(my_gflops, their_gflops) < 1e-4,
+                "{workload} {} {}: GFLOPs {my_gflops} vs {their_gflops}",
+                row[name],
+                row[dims]
+            );
+            assert!(
+                relative_difference(my_mb, their_mb) < 1e-4,
+                "{workload} {} {}: MB {my_mb} vs {their_mb}",
+                row[name],
+                row[dims]
+            );
+            compared += 1;
+        }
+        assert!(compared >= least, "{workload}: {compared} rows compared");
+        // Coverage: the table's kernel time over the GPU's busy time.
+        let busy = report["timeline"]["busy_time"].as_f64().expect("busy");
+        let covered: f64 = ours
+            .iter()
+            .map(|r| r["kernel_time_us"]["sum"].as_f64().expect("sum"))
+            .sum();
+        let timeline = Csv::read(&dir.join("perf_csvs/gpu_timeline.csv"));
+        let their_busy_ms: f64 = timeline
+            .rows
+            .iter()
+            .find(|r| r[timeline.column("type")] == "busy_time")
+            .map(|r| r[timeline.column("time ms")].parse().expect("number"))
+            .expect("busy_time");
+        let theirs: f64 = oracle
+            .rows
+            .iter()
+            .map(|r| r[sum].parse::<f64>().expect("number"))
+            .sum::<f64>()
+            / (their_busy_ms * 1000.0);
+        let share = covered / busy;
+        assert!(
+            share >= theirs.min(0.95),
+            "{workload}: the perf table covers {:.1}% of GPU time, TraceLens's {:.1}%",
+            share * 100.0,
+            theirs * 100.0
+        );
+    }
+}

@@ -145,7 +145,11 @@ pub fn analyse_with_capture(
     let (short_kernels, short_kernel_histogram, short_kernel_time_us) =
         short_kernels(trace, tree, &gpu, &timeline);
     let (hardware_used, hardware) = choose_hardware(trace, options);
-    let (perf, implausible) = perf::perf_report_checked(trace, tree);
+    let (mut perf, implausible) = perf::perf_report_checked(trace, tree);
+    perf::add_rows(
+        &mut perf,
+        perf::replayed_rows(trace, &gpu, capture.map(|c| c.trace), &replayed.perf_calls),
+    );
     let mut profile = Profile {
         schema_version: REPORT_SCHEMA_VERSION,
         tracegate_version: env!("CARGO_PKG_VERSION").to_string(),

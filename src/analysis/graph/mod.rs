@@ -29,18 +29,21 @@
 //! `capture.rs` reads the captures of a capture trace; `align.rs` pairs a
 //! capture's calls with a replay's work; `merge.rs` picks the capture that
 //! fits each replay; `rows.rs` builds the rows; `coverage.rs` measures how
-//! much GPU time the rows hold.
+//! much GPU time the rows hold; `perf_calls.rs` hands the replayed calls to
+//! the perf table.
 
 mod align;
 mod capture;
 mod coverage;
 mod merge;
+mod perf_calls;
 mod replays;
 mod rows;
 #[cfg(test)]
 mod tests;
 
 use crate::analysis::gpu_work::GpuWork;
+use crate::analysis::perf::ReplayedCall;
 use crate::analysis::profile::{
     CaptureMerge, CategorySummary, Coverage, GraphReplay, OpSummary, StepProfile, UniqueArgs,
 };
@@ -72,6 +75,8 @@ pub(super) struct GraphAnalysis {
     pub(super) replay: Option<GraphReplay>,
     /// The coverage of GPU time by rows.
     pub(super) coverage: Coverage,
+    /// The replayed calls, for the perf table.
+    pub(super) perf_calls: Vec<ReplayedCall>,
 }
 
 /// The graph rows of a linked trace, merged with a capture trace when given.
@@ -88,6 +93,7 @@ pub(super) fn analyse(
             rows: Vec::new(),
             replay: None,
             coverage,
+            perf_calls: Vec::new(),
         };
     }
     let sources = Sources {
@@ -148,6 +154,7 @@ pub(super) fn analyse(
         rows: work_rows(&sources, &found.replays, &owners),
         replay: Some(replay),
         coverage,
+        perf_calls: perf_calls::perf_calls(trace, gpu, capture, &found.replays, &owners),
     }
 }
 

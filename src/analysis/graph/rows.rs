@@ -152,7 +152,7 @@ pub(super) fn work_rows(
 
 /// The kernel sequence of a call as a short stable text: FNV-1a (64 bits)
 /// of the names, in hex.
-fn variant(trace: &Trace, gpu: &GpuWork, work: &[u32]) -> String {
+pub(super) fn variant(trace: &Trace, gpu: &GpuWork, work: &[u32]) -> String {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for &w in work {
         let name = trace.name(&trace.events[gpu.items[w as usize].event as usize]);

@@ -28,6 +28,7 @@
 mod agg;
 mod memo;
 mod op_tree;
+mod replayed;
 mod row;
 mod sheets;
 #[cfg(test)]
@@ -44,6 +45,8 @@ use sheets::sheet_rows;
 use unified::unified_rows;
 
 pub use agg::Agg;
+pub(crate) use op_tree::stops_traversal;
+pub(in crate::analysis) use replayed::{ReplayedCall, replayed_rows};
 pub use row::{KernelStats, PerfRow};
 
 /// The unified table and the family sheets of one trace.
@@ -106,6 +109,24 @@ pub fn perf_report_checked(trace: &Trace, tree: &Tree) -> (PerfReport, Implausib
     let (rows, implausible) = unified_rows(trace, &ops, &mut memo, &collected);
     let sheets = sheet_rows(trace, &ops, &mut memo, &collected);
     (PerfReport { rows, sheets }, implausible)
+}
+
+/// Adds rows built elsewhere (graph-replayed calls, [`replayed_rows`]) to
+/// a report: all to the unified table, the modelled ones to their family's
+/// sheet; both re-ranked.
+pub(crate) fn add_rows(report: &mut PerfReport, rows: Vec<PerfRow>) {
+    if rows.is_empty() {
+        return;
+    }
+    let modelled: Vec<PerfRow> = rows
+        .iter()
+        .filter(|r| r.family.is_some())
+        .cloned()
+        .collect();
+    report.rows.extend(rows);
+    row::rank(&mut report.rows);
+    report.sheets.extend(modelled);
+    report.sheets = sheets::by_sheet(std::mem::take(&mut report.sheets));
 }
 
 /// Ops without a perf model in the unified table, most kernel time first.

@@ -180,7 +180,7 @@ impl OpTree {
 }
 
 /// Whether a modelled op ends the walk down the tree (composites are looked through).
-pub(super) fn stops_traversal(name: &str) -> bool {
+pub(crate) fn stops_traversal(name: &str) -> bool {
     perf_model::has_model(name) && !perf_model::is_composite(name)
 }
 

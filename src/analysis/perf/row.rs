@@ -246,22 +246,32 @@ pub(super) fn raw_args(trace: &Trace, op: u32) -> [Option<String>; 4] {
 /// Per-position kernel statistics: the first invocation with kernels is the
 /// template; invocations with a different kernel count are left out.
 fn kernel_stats(trace: &Trace, invocations: &[&Invocation]) -> Vec<KernelStats> {
-    let Some(template) = invocations.iter().find(|i| !i.kernels.is_empty()) else {
+    let lists: Vec<&[(Sym, f64, Option<i64>)]> =
+        invocations.iter().map(|i| i.kernels.as_slice()).collect();
+    position_stats(trace, &lists)
+}
+
+/// Per-position kernel statistics of invocations given as their kernel
+/// lists ((name, raw dur, stream), ordered by duration): the first
+/// non-empty list is the template; lists of another length are left out.
+pub(super) fn position_stats(
+    trace: &Trace,
+    lists: &[&[(Sym, f64, Option<i64>)]],
+) -> Vec<KernelStats> {
+    let Some(template) = lists.iter().find(|k| !k.is_empty()) else {
         return Vec::new();
     };
-    let width = template.kernels.len();
-    let matching: Vec<&&Invocation> = invocations
-        .iter()
-        .filter(|i| i.kernels.len() == width)
-        .collect();
+    let width = template.len();
+    let matching: Vec<&&[(Sym, f64, Option<i64>)]> =
+        lists.iter().filter(|k| k.len() == width).collect();
     (0..width)
         .map(|position| {
-            let durations: Vec<f64> = matching.iter().map(|i| i.kernels[position].1).collect();
+            let durations: Vec<f64> = matching.iter().map(|k| k[position].1).collect();
             let n = durations.len() as f64;
             let total = pairwise_sum(&durations);
             let mean = total / n;
             let squares: Vec<f64> = durations.iter().map(|d| (d - mean) * (d - mean)).collect();
-            let (name, _, stream) = &template.kernels[position];
+            let (name, _, stream) = &template[position];
             KernelStats {
                 name: trace.strings.get(*name).to_string(),
                 stream: *stream,

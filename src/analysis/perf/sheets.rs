@@ -64,10 +64,16 @@ pub(super) fn sheet_rows(
         }
         groups[slot].2.push(inv);
     }
-    let mut rows: Vec<PerfRow> = groups
+    let rows: Vec<PerfRow> = groups
         .iter()
         .map(|(key, raw, group)| build_row(trace, key, raw, group))
         .collect();
+    by_sheet(rows)
+}
+
+/// Rows ordered family sheet by family sheet (in sheet order), each sheet
+/// ranked by kernel time.
+pub(super) fn by_sheet(mut rows: Vec<PerfRow>) -> Vec<PerfRow> {
     let mut sheets = Vec::new();
     let mut names: Vec<&str> = Family::ALL.iter().map(|f| f.sheet()).collect();
     names.dedup();

@@ -50,11 +50,20 @@ pub enum Family {
     /// Softmax and log-softmax, backward.
     #[serde(rename = "Softmax_bwd")]
     SoftmaxBwd,
+    /// Inference RMS norms (aiter's `rmsnorm`, `add_rmsnorm`, …).
+    #[serde(rename = "RMSNorm")]
+    RmsNorm,
+    /// Inference attention over a KV cache, and KV-cache stores.
+    #[serde(rename = "InferenceAttention")]
+    InferenceAttention,
+    /// Rotary position embedding, forward.
+    #[serde(rename = "RoPE_fwd")]
+    RopeFwd,
 }
 
 impl Family {
     /// Every family, in sheet order.
-    pub const ALL: [Family; 14] = [
+    pub const ALL: [Family; 17] = [
         Family::Gemm,
         Family::GemmBwd,
         Family::SdpaFwd,
@@ -69,6 +78,9 @@ impl Family {
         Family::ReduceBwd,
         Family::SoftmaxFwd,
         Family::SoftmaxBwd,
+        Family::RmsNorm,
+        Family::InferenceAttention,
+        Family::RopeFwd,
     ];
 
     /// The family's name (as serialised).
@@ -88,15 +100,21 @@ impl Family {
             Family::ReduceBwd => "Reduce_bwd",
             Family::SoftmaxFwd => "Softmax_fwd",
             Family::SoftmaxBwd => "Softmax_bwd",
+            Family::RmsNorm => "RMSNorm",
+            Family::InferenceAttention => "InferenceAttention",
+            Family::RopeFwd => "RoPE_fwd",
         }
     }
 
     /// The TraceLens sheet (CSV file stem) the family's rows go to: GEMM
-    /// forward and backward share `GEMM`, norms share `Normalization`.
+    /// forward and backward share `GEMM`, norms share `Normalization`; the
+    /// inference families add `_fwd` as TraceLens's inference report does.
     pub fn sheet(self) -> &'static str {
         match self {
             Family::Gemm | Family::GemmBwd => "GEMM",
             Family::NormFwd | Family::NormBwd => "Normalization",
+            Family::RmsNorm => "RMSNorm_fwd",
+            Family::InferenceAttention => "InferenceAttention_fwd",
             other => other.as_str(),
         }
     }

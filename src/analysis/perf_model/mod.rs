@@ -10,31 +10,61 @@
 //!
 //! Each family module (`gemm`, `sdpa`, `conv`, …) models its ops from the
 //! arguments `args` reads; `repr` writes the parameter values; this file
-//! dispatches by op name.
+//! dispatches by op name. The inference families (`inference_gemm`,
+//! `inference_norm`, `inference_attention`, `rope`, `activation`) model the
+//! custom ops of vLLM, SGLang and aiter; attention also reads the step's
+//! annotation ([`OpContext`]).
 
+pub mod activation;
 mod args;
+mod context;
 pub mod conv;
 pub mod count;
 pub mod dtype;
 pub mod elementwise;
 mod family;
 pub mod gemm;
+pub mod inference_attention;
+pub mod inference_gemm;
+pub mod inference_norm;
 pub mod norm;
 pub mod reduce;
 mod repr;
+pub mod rope;
 pub mod sdpa;
 pub mod softmax;
 
 use args::Args;
 
 pub use args::OpShape;
+pub use context::{ChunkStats, OpContext, chunk_stats};
 pub use count::Count;
 pub use dtype::Dtype;
 pub use family::{Family, NoModel, PerfModel};
 
 /// Models one op invocation (forward or a named backward op).
 pub fn model(op: &OpShape) -> Result<PerfModel, NoModel> {
+    model_in(op, &OpContext::default())
+}
+
+/// Models one op invocation in its context (the step annotation it ran under).
+pub fn model_in(op: &OpShape, context: &OpContext) -> Result<PerfModel, NoModel> {
     let name = op.name;
+    if inference_attention::handles(name) {
+        return inference_attention::model(&Args::parse(op)?, context);
+    }
+    if inference_gemm::handles(name) {
+        return inference_gemm::model(&Args::parse(op)?);
+    }
+    if inference_norm::handles(name) {
+        return inference_norm::model(&Args::parse(op)?);
+    }
+    if rope::handles(name) {
+        return rope::model(&Args::parse(op)?);
+    }
+    if activation::handles(name) {
+        return activation::model(&Args::parse(op)?);
+    }
     if gemm::handles(name) {
         return gemm::model(&Args::parse(op)?);
     }
@@ -93,6 +123,11 @@ pub fn has_model(name: &str) -> bool {
         || softmax::handles(name)
         || reduce::handles(name)
         || elementwise::handles(name)
+        || inference_attention::handles(name)
+        || inference_gemm::handles(name)
+        || inference_norm::handles(name)
+        || rope::handles(name)
+        || activation::handles(name)
 }
 
 /// Composite ops that dispatch to a modelled op below them (`aten::linear`

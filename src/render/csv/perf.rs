@@ -41,6 +41,9 @@ fn file_name(sheet: &str) -> &'static str {
         "Reduce_fwd" => "Reduce_fwd.csv",
         "Reduce_bwd" => "Reduce_bwd.csv",
         "Softmax_fwd" => "Softmax_fwd.csv",
+        "RMSNorm_fwd" => "RMSNorm_fwd.csv",
+        "InferenceAttention_fwd" => "InferenceAttention_fwd.csv",
+        "RoPE_fwd" => "RoPE_fwd.csv",
         _ => "Softmax_bwd.csv",
     }
 }

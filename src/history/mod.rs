@@ -8,3 +8,4 @@
 
 pub mod entry;
 pub mod series;
+pub mod store;

@@ -9,3 +9,4 @@
 pub mod entry;
 pub mod series;
 pub mod store;
+pub mod window;

@@ -187,10 +187,12 @@ impl Store {
 
     /// Records one run: writes its snapshot and sidecar under
     /// `runs/<workload-slug>/` and appends its index line. An empty
-    /// `origin.time` means now; any other is RFC 3339 and stored in UTC.
+    /// `origin.time` means now (whole seconds); any other is RFC 3339 and stored in UTC.
     pub fn add(&self, snapshot: &Snapshot, origin: Origin) -> Result<EntryMeta, StoreError> {
         let time = if origin.time.is_empty() {
-            Utc::now()
+            // Whole seconds: what a reader of `history list` needs.
+            let now = Utc::now();
+            DateTime::from_timestamp(now.timestamp(), 0).unwrap_or(now)
         } else {
             parse_time(&origin.time)?
         };

@@ -10,6 +10,7 @@ use comfy_table::{Cell, CellAlignment};
 use tracegate::history::entry::{EntryMeta, Origin};
 use tracegate::history::series::{self, Point};
 use tracegate::history::store::{self, Store, StoreError};
+use tracegate::history::window::entry_hardware;
 use tracegate::render::fit::{self, Rule, Wrap};
 use tracegate::render::text::{human_us, printable};
 
@@ -128,21 +129,12 @@ fn short(commit: &str) -> String {
     commit.chars().take(7).collect()
 }
 
-/// A run's hardware: the catalog name, else its GPUs.
-fn hardware(entry: &EntryMeta) -> String {
-    entry.hardware.clone().unwrap_or_else(|| entry.gpus.clone())
-}
-
 fn list(args: &HistoryListArgs, width: u16) -> Result<u8, Failure> {
     let (_, entries) = check::history_entries(&args.dir)?;
     let shown: Vec<&EntryMeta> = entries
         .iter()
         .filter(|e| args.workload.as_ref().is_none_or(|w| *w == e.workload))
-        .filter(|e| {
-            args.branch
-                .as_ref()
-                .is_none_or(|b| e.branch.as_ref() == Some(b))
-        })
+        .filter(|e| on_branch(e, args.branch.as_deref()))
         .collect();
     if shown.is_empty() {
         return emit(None, &format!("no runs in {} match\n", args.dir.display())).map(|()| 0);
@@ -163,23 +155,17 @@ fn list(args: &HistoryListArgs, width: u16) -> Result<u8, Failure> {
                 printable(&short(&e.commit)),
                 printable(e.branch.as_deref().unwrap_or("—")),
                 printable(&e.workload),
-                printable(&hardware(e)),
+                printable(&entry_hardware(e)),
                 human_us(e.computation_per_step_us()),
             ]
         })
         .collect();
-    let wrap = |min| {
-        Rule::Wrap(Wrap {
-            breaks: fit::NAME_BREAKS,
-            ..Wrap::new(min)
-        })
-    };
     let rules = [
         Rule::Fixed,
         Rule::Fixed,
-        wrap(6),
-        wrap(8),
-        wrap(8),
+        name(6),
+        name(8),
+        name(8),
         Rule::Fixed,
     ];
     let text = draw(&header, rows, &rules, &[5], width);
@@ -191,11 +177,7 @@ fn show(args: &HistoryShowArgs, width: u16) -> Result<u8, Failure> {
     let runs: Vec<EntryMeta> = entries
         .iter()
         .filter(|e| e.workload == args.workload)
-        .filter(|e| {
-            args.branch
-                .as_ref()
-                .is_none_or(|b| e.branch.as_ref() == Some(b))
-        })
+        .filter(|e| on_branch(e, args.branch.as_deref()))
         .cloned()
         .collect();
     if runs.is_empty() {
@@ -250,23 +232,17 @@ fn show(args: &HistoryShowArgs, width: u16) -> Result<u8, Failure> {
                 point.time.clone(),
                 printable(&short(&point.commit)),
                 printable(entry.branch.as_deref().unwrap_or("—")),
-                printable(&hardware(entry)),
+                printable(&entry_hardware(entry)),
                 human_us(point.value_us),
                 change(i.checked_sub(1).map(|p| &points[p]), point),
             ]
         })
         .collect();
-    let wrap = |min| {
-        Rule::Wrap(Wrap {
-            breaks: fit::NAME_BREAKS,
-            ..Wrap::new(min)
-        })
-    };
     let rules = [
         Rule::Fixed,
         Rule::Fixed,
-        wrap(6),
-        wrap(8),
+        name(6),
+        name(8),
         Rule::Fixed,
         Rule::Fixed,
     ];
@@ -286,6 +262,20 @@ fn change(previous: Option<&Point>, point: &Point) -> String {
         }
         _ => "—".to_string(),
     }
+}
+
+/// A column of names (branch, workload, hardware), wrapped at their
+/// boundaries, at least `min` wide.
+fn name(min: usize) -> Rule {
+    Rule::Wrap(Wrap {
+        breaks: fit::NAME_BREAKS,
+        ..Wrap::new(min)
+    })
+}
+
+/// Whether the entry is on `branch` (any entry when `None`).
+fn on_branch(entry: &EntryMeta, branch: Option<&str>) -> bool {
+    branch.is_none_or(|b| entry.branch.as_deref() == Some(b))
 }
 
 /// A table fitted to `width` (wrapped by comfy-table when even the

@@ -33,6 +33,11 @@ pub(super) enum Command {
     Comment(CommentArgs),
     /// Package op calls of a trace as self-contained reproducers (replay_ir.json, replay.py, README).
     Replay(ReplayArgs),
+    /// The per-commit record of every workload: record runs, list and show them, prune.
+    History {
+        #[command(subcommand)]
+        command: HistoryCommand,
+    },
     /// Validate a policy file, or write the commented default one.
     Policy {
         #[command(subcommand)]
@@ -43,6 +48,95 @@ pub(super) enum Command {
         #[command(subcommand)]
         command: HardwareCommand,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub(super) enum HistoryCommand {
+    /// Record traces or snapshots as runs of one commit (commit, branch, PR
+    /// and run URL default to GitHub Actions' environment).
+    Add(HistoryAddArgs),
+    /// List the recorded runs, oldest first.
+    List(HistoryListArgs),
+    /// One workload's series (or one op's), oldest first, with the change from the run before.
+    Show(HistoryShowArgs),
+    /// Keep the newest N runs of each workload and delete the others.
+    Prune(HistoryPruneArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub(super) struct HistoryAddArgs {
+    /// The history directory (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub(super) dir: PathBuf,
+    /// The commit the runs measured (default: $GITHUB_SHA).
+    #[arg(long, value_name = "SHA")]
+    pub(super) commit: Option<String>,
+    /// The branch of the commit (default: $GITHUB_HEAD_REF in a pull
+    /// request, else $GITHUB_REF_NAME).
+    #[arg(long, value_name = "BRANCH")]
+    pub(super) branch: Option<String>,
+    /// The pull request of the runs (default: N of $GITHUB_REF `refs/pull/N/merge`).
+    #[arg(long, value_name = "N")]
+    pub(super) pr: Option<u64>,
+    /// The CI run's URL (default:
+    /// $GITHUB_SERVER_URL/$GITHUB_REPOSITORY/actions/runs/$GITHUB_RUN_ID).
+    #[arg(long, value_name = "URL")]
+    pub(super) run_url: Option<String>,
+    /// When the runs were recorded, RFC 3339 (default: now, UTC).
+    #[arg(long, value_name = "TIME")]
+    pub(super) time: Option<String>,
+    /// The traces or snapshots, one run of one workload each (a trace's
+    /// workload is its file name without `.json`, `.gz`, `.pt.trace`).
+    #[arg(required = true, value_name = "TRACE_OR_SNAPSHOT")]
+    pub(super) inputs: Vec<PathBuf>,
+    /// No progress bar, even on a terminal.
+    #[arg(short, long)]
+    pub(super) quiet: bool,
+
+    #[command(flatten)]
+    pub(super) hardware: HardwareArgs,
+
+    #[command(flatten)]
+    pub(super) load: LoadArgs,
+}
+
+#[derive(Debug, clap::Args)]
+pub(super) struct HistoryListArgs {
+    /// The history directory.
+    #[arg(long, value_name = "DIR")]
+    pub(super) dir: PathBuf,
+    /// Only this workload's runs.
+    #[arg(long, value_name = "NAME")]
+    pub(super) workload: Option<String>,
+    /// Only the runs of this branch.
+    #[arg(long, value_name = "BRANCH")]
+    pub(super) branch: Option<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub(super) struct HistoryShowArgs {
+    /// The history directory.
+    #[arg(long, value_name = "DIR")]
+    pub(super) dir: PathBuf,
+    /// The workload.
+    pub(super) workload: String,
+    /// This op's GPU time per step instead of the workload's computation
+    /// time per step (an exact op name, as in `report`).
+    #[arg(long, value_name = "NAME")]
+    pub(super) op: Option<String>,
+    /// Only the runs of this branch.
+    #[arg(long, value_name = "BRANCH")]
+    pub(super) branch: Option<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub(super) struct HistoryPruneArgs {
+    /// The history directory.
+    #[arg(long, value_name = "DIR")]
+    pub(super) dir: PathBuf,
+    /// How many of each workload's newest runs to keep.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(super) keep: u64,
 }
 
 #[derive(Debug, clap::Args)]
@@ -122,8 +216,19 @@ pub(super) struct CheckArgs {
     /// paired with the candidate's by name: NAME.snapshot.json.gz with
     /// NAME.json.gz). Repeat for a window of
     /// earlier runs: run-to-run noise is then measured from them.
-    #[arg(long, required = true, value_name = "PATH")]
+    #[arg(long, required_unless_present = "history", value_name = "PATH")]
     pub(super) baseline: Vec<PathBuf>,
+
+    /// Instead of --baseline: a history directory (`tracegate history add`);
+    /// each workload's baseline window is its newest runs on the same
+    /// hardware on the policy's `history.branch` (`history.window` of
+    /// them), the candidate's commit left out.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["baseline", "baseline_capture"])]
+    pub(super) history: Option<PathBuf>,
+
+    /// The candidate's commit, left out of the --history window (default: $GITHUB_SHA).
+    #[arg(long, value_name = "SHA", requires = "history")]
+    pub(super) commit: Option<String>,
 
     /// Candidate: a trace or snapshot, or a directory of them.
     #[arg(long, value_name = "PATH")]

@@ -16,7 +16,11 @@ use tracegate::gate::judge::{self, JudgeOptions, Workload};
 use tracegate::gate::policy::{HardwareChoice, Policy};
 use tracegate::gate::snapshot::{self, Snapshot};
 use tracegate::gate::verdict::Verdict;
+use tracegate::history::entry::EntryMeta;
+use tracegate::history::store::{Scan, Store};
+use tracegate::history::window::{self, WindowQuery};
 use tracegate::publish::replay::{self, PACKAGE_FILES, PackageContext, ReplayError};
+use tracegate::render::text::printable;
 use tracegate::render::{actions, gate};
 use tracegate::trace::{self, LoadLimits, Trace, link};
 
@@ -47,24 +51,11 @@ pub fn read_input(
     policy: &Policy,
     read: &ReadOptions,
 ) -> Result<Side, Failure> {
-    // Before anything reads it: a FIFO would block, /dev/zero never end.
-    trace::check_file_type(path, &read.limits)?;
-    let is_snapshot = snapshot::is_snapshot(path)
-        .map_err(|e| Failure::input(format!("{}: cannot read: {e}", path.display())))?;
-    let snapshot = if is_snapshot {
-        Snapshot::load_path(path).map_err(|e| Failure::input(e.to_string()))?
-    } else {
-        let options = AnalysisOptions {
-            catalog: policy.hardware.catalog.clone(),
-            hardware: choice.hardware().cloned(),
-        };
-        match snapshot_of_trace(path, capture, &options, read.quiet, &read.limits) {
-            Ok(snapshot) => snapshot,
-            // A snapshot re-saved with its keys reordered is not recognised
-            // from its first kilobyte; it is still a snapshot.
-            Err(failure) => Snapshot::load_path(path).map_err(|_| failure)?,
-        }
+    let options = AnalysisOptions {
+        catalog: policy.hardware.catalog.clone(),
+        hardware: choice.hardware().cloned(),
     };
+    let snapshot = snapshot_of_input(path, capture, &options, read)?;
     let hardware = match choice.hardware() {
         Some(given) => Some(given.clone()),
         None => snapshot
@@ -72,6 +63,30 @@ pub fn read_input(
             .catalog_hardware(&policy.hardware.catalog),
     };
     Ok(Side { snapshot, hardware })
+}
+
+/// Reads one trace or snapshot (detected by content) into a snapshot, as
+/// `check` and `history add` read their inputs: a trace is analysed with
+/// `options` (its graph replays merged with `capture` when given).
+pub fn snapshot_of_input(
+    path: &Path,
+    capture: Option<&Path>,
+    options: &AnalysisOptions,
+    read: &ReadOptions,
+) -> Result<Snapshot, Failure> {
+    // Before anything reads it: a FIFO would block, /dev/zero never end.
+    trace::check_file_type(path, &read.limits)?;
+    let is_snapshot = snapshot::is_snapshot(path)
+        .map_err(|e| Failure::input(format!("{}: cannot read: {e}", path.display())))?;
+    if is_snapshot {
+        return Snapshot::load_path(path).map_err(|e| Failure::input(e.to_string()));
+    }
+    match snapshot_of_trace(path, capture, options, read.quiet, &read.limits) {
+        Ok(snapshot) => Ok(snapshot),
+        // A snapshot re-saved with its keys reordered is not recognised
+        // from its first kilobyte; it is still a snapshot.
+        Err(failure) => Snapshot::load_path(path).map_err(|_| failure),
+    }
 }
 
 /// Loads, links and analyses a trace, attributing its graph replays to the
@@ -265,7 +280,7 @@ pub fn pair_inputs(
 /// Compares every workload and judges them; with an out dir, also writes the
 /// replay packages the policy selects.
 pub fn check(
-    baselines: &[PathBuf],
+    baseline: &Baseline<'_>,
     candidate: &Path,
     captures: Captures<'_>,
     policy: &Policy,
@@ -273,10 +288,17 @@ pub fn check(
     out_dir: Option<&Path>,
     options: &JudgeOptions,
 ) -> Result<Verdict, Failure> {
-    let pairs = pair_inputs(baselines, candidate, captures)?;
+    let (paths, history) = match baseline {
+        Baseline::Paths(paths) => (*paths, None),
+        Baseline::History { dir, commit } => (&[][..], Some((history_entries(dir)?, *commit))),
+    };
+    let pairs = pair_inputs(paths, candidate, captures)?;
     let mut sides: Vec<(String, Vec<Side>, Option<Side>)> = Vec::new();
+    // Workloads the history has no window for, and why; windows' notes.
+    let mut no_baseline: BTreeMap<String, String> = BTreeMap::new();
+    let mut notes: Vec<(String, String)> = Vec::new();
     for (name, baseline_inputs, candidate_input) in pairs {
-        let baseline_sides = baseline_inputs
+        let mut baseline_sides = baseline_inputs
             .iter()
             .map(|i| {
                 let capture = i.capture.as_deref();
@@ -289,11 +311,26 @@ pub fn check(
                 read_input(&i.path, capture, &policy.hardware.candidate, policy, read)
             })
             .transpose()?;
+        if let (Some(((store, entries), commit)), Some(candidate)) = (&history, &candidate_side) {
+            match history_window(store, entries, &name, candidate, policy, *commit)? {
+                Ok((window, note)) => {
+                    baseline_sides = window;
+                    notes.push((name.clone(), note));
+                }
+                Err(reason) => {
+                    no_baseline.insert(name.clone(), reason);
+                }
+            }
+        }
         sides.push((name, baseline_sides, candidate_side));
     }
     let mut workloads = Vec::new();
     for (name, baseline_sides, candidate_side) in &sides {
         let workload = match (baseline_sides.is_empty(), candidate_side) {
+            (true, _) if no_baseline.contains_key(name) => Workload::NoBaseline {
+                name: name.clone(),
+                reason: no_baseline[name].clone(),
+            },
             (true, _) => Workload::OnlyCandidate(name.clone()),
             (false, None) => Workload::OnlyBaseline(name.clone()),
             (false, Some(candidate)) => {
@@ -331,11 +368,102 @@ pub fn check(
         workloads.push(workload);
     }
     let mut verdict = judge::judge_with(&workloads, policy, options);
+    for (name, note) in notes {
+        if let Some(summary) = verdict.workloads.iter_mut().find(|w| w.name == name) {
+            summary.notes.push(note);
+        }
+    }
     if let Some(dir) = out_dir {
         write_candidate_snapshots(&sides, candidate.is_dir(), dir)?;
         write_replay_packages(&mut verdict, &sides, policy, dir)?;
     }
     Ok(verdict)
+}
+
+/// The entries of the history at `dir`, oldest first; what does not add up
+/// between its index and files is reported on stderr ([`warn`]).
+pub fn history_entries(dir: &Path) -> Result<(Store, Vec<EntryMeta>), Failure> {
+    let failure = |e: tracegate::history::store::StoreError| Failure::input(e.to_string());
+    let store = Store::open(dir).map_err(failure)?;
+    let scan = store.scan().map_err(failure)?;
+    warn(&scan);
+    Ok((store, scan.entries))
+}
+
+/// A history scan's problems, as warnings on stderr.
+pub fn warn(scan: &Scan) {
+    for problem in scan.problems() {
+        eprintln!("warning: {}", printable(&problem));
+    }
+}
+
+/// Where the baselines come from.
+#[derive(Clone, Copy, Debug)]
+pub enum Baseline<'a> {
+    /// `--baseline`: trace or snapshot files, or directories of them.
+    Paths(&'a [PathBuf]),
+    /// `--history DIR`: each workload's window of earlier runs.
+    History {
+        /// The history directory.
+        dir: &'a Path,
+        /// The candidate's commit, left out of the window.
+        commit: Option<&'a str>,
+    },
+}
+
+/// The baseline window of a candidate from the history (the policy's
+/// `history` section: the newest `window` runs of the same workload and
+/// hardware on `branch`, `commit` left out), with a note naming it; or,
+/// when no run matches, why not.
+fn history_window(
+    store: &Store,
+    entries: &[EntryMeta],
+    name: &str,
+    candidate: &Side,
+    policy: &Policy,
+    commit: Option<&str>,
+) -> Result<Result<(Vec<Side>, String), String>, Failure> {
+    let fingerprint = &candidate.snapshot.fingerprint;
+    let hardware = window::hardware_key(fingerprint.hardware.as_deref(), &fingerprint.gpus_text());
+    let query = WindowQuery {
+        workload: name,
+        hardware: &hardware,
+        branch: &policy.history.branch,
+        exclude_commit: commit,
+        size: policy.history.window,
+    };
+    let chosen = window::baseline_window(entries, &query);
+    let (Some(first), Some(last)) = (chosen.first(), chosen.last()) else {
+        let runs = entries.iter().filter(|e| e.workload == name).count();
+        return Ok(Err(if runs == 0 {
+            "the history has no run of it".to_string()
+        } else {
+            format!(
+                "no run of it in the history on branch `{}` on {hardware}{} ({runs} on other \
+                 branches, hardware or commits)",
+                policy.history.branch,
+                commit.map_or(String::new(), |c| format!(" other than commit {c}")),
+            )
+        }));
+    };
+    let mut sides = Vec::new();
+    for entry in &chosen {
+        let snapshot = store
+            .load(entry)
+            .map_err(|e| Failure::input(e.to_string()))?;
+        let hardware = snapshot
+            .fingerprint
+            .catalog_hardware(&policy.hardware.catalog);
+        sides.push(Side { snapshot, hardware });
+    }
+    let note = format!(
+        "baseline: {} run(s) of the history on `{}` ({} … {})",
+        chosen.len(),
+        policy.history.branch,
+        first.commit.chars().take(7).collect::<String>(),
+        last.commit.chars().take(7).collect::<String>(),
+    );
+    Ok(Ok((sides, note)))
 }
 
 /// The two sides' hardware on the policy's peak basis (`hardware.peak`):

@@ -7,6 +7,7 @@
 
 mod args;
 mod check;
+mod history;
 
 use args::*;
 
@@ -86,6 +87,7 @@ fn dispatch(cli: Cli) -> Result<u8, Failure> {
         Command::Check(args) => check_command(&args),
         Command::Comment(args) => comment_command(&args),
         Command::Replay(args) => replay_command(&args).map(|()| 0),
+        Command::History { command } => history::history_command(&command, terminal_width()),
         Command::Policy {
             command: PolicyCommand::Check { file },
         } => {
@@ -230,8 +232,19 @@ fn check_command(args: &CheckArgs) -> Result<u8, Failure> {
     if args.cross_platform {
         policy.cross_platform.enabled = true;
     }
+    let commit = args
+        .commit
+        .clone()
+        .or_else(|| std::env::var("GITHUB_SHA").ok().filter(|v| !v.is_empty()));
+    let baseline = match &args.history {
+        Some(dir) => check::Baseline::History {
+            dir,
+            commit: commit.as_deref(),
+        },
+        None => check::Baseline::Paths(&args.baseline),
+    };
     let verdict = check::check(
-        &args.baseline,
+        &baseline,
         &args.candidate,
         check::Captures {
             baseline: args.baseline_capture.as_deref(),

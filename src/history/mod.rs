@@ -8,3 +8,5 @@
 
 pub mod entry;
 pub mod series;
+pub mod store;
+pub mod window;

@@ -84,6 +84,14 @@ pub enum Workload<'a> {
     OnlyBaseline(String),
     /// Only the candidate has this workload.
     OnlyCandidate(String),
+    /// The candidate has no baseline, for the reason given (no run of its
+    /// workload in the history matches it): nothing to compare.
+    NoBaseline {
+        /// The workload.
+        name: String,
+        /// Why there is no baseline, one sentence.
+        reason: String,
+    },
 }
 
 /// The verdict's groups when they can be trusted, else the findings
@@ -136,6 +144,13 @@ pub fn judge_with(workloads: &[Workload], policy: &Policy, options: &JudgeOption
                     policy,
                     name,
                     format!("workload `{name}` exists only on the {side} side: nothing to compare it with"),
+                ));
+            }
+            Workload::NoBaseline { name, reason } => {
+                findings.push(nothing_to_compare(
+                    policy,
+                    name,
+                    format!("workload `{name}`: {reason}: nothing to compare it with"),
                 ));
             }
             Workload::Compared {

@@ -25,6 +25,7 @@ use serde::Deserialize;
 use serde::Deserializer;
 
 use super::de::{checked_whole, hardware_spec, validated_list};
+use super::history::{Drift, History};
 use super::limits::{Breach, MAX_POLICY_BYTES, prescan, too_large};
 use super::matcher::OpMatcher;
 use super::model::{
@@ -160,6 +161,8 @@ struct PolicyFile {
     integrity: Integrity,
     #[serde(default, deserialize_with = "validated_list")]
     accept: Vec<Accept>,
+    #[serde(default)]
+    history: History,
 }
 
 /// `hardware:` as written; resolved into [`HardwarePolicy`].
@@ -312,6 +315,7 @@ fn parse(text: &str, label: &str, base_dir: Option<&Path>) -> Result<Policy, Pol
         replay: file.replay,
         integrity: file.integrity,
         accept: file.accept,
+        history: file.history,
         source: text.to_string(),
     })
 }
@@ -475,6 +479,8 @@ fn section_of(key: &str) -> Option<&'static str> {
         ("new_ops", fields_of::<NewOps>()),
         ("replay", fields_of::<Replay>()),
         ("integrity", fields_of::<Integrity>()),
+        ("history", fields_of::<History>()),
+        ("history.drift", fields_of::<Drift>()),
     ];
     sections
         .into_iter()

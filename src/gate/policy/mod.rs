@@ -14,7 +14,7 @@
 //! `de.rs` the checks made while deserializing (so errors point at the
 //! value); `probe.rs` field names and value positions asked of serde and
 //! the parser; `matcher.rs` op matching; `date.rs` the dates of `accept`
-//! entries' expiry; `summary.rs` what `policy check`
+//! entries' expiry; `history.rs` the `history` section; `summary.rs` what `policy check`
 //! prints. This one names the public items and the `policy` subcommands'
 //! entry points.
 //!
@@ -25,6 +25,7 @@
 
 mod date;
 mod de;
+mod history;
 mod limits;
 mod load;
 mod matcher;
@@ -35,6 +36,7 @@ mod summary;
 use std::path::Path;
 
 pub use date::Date;
+pub use history::{Drift, History, MAX_HISTORY_RUNS};
 pub use limits::{
     MAX_ALIASES, MAX_DEPTH, MAX_GLOB_BRACES, MAX_LIST, MAX_LIST_PATTERNS, MAX_PATTERN_CHARS,
     MAX_POLICY_BYTES, MAX_REASON_CHARS, MAX_REGEX_BYTES, MAX_REPLAY_PACKAGES,

@@ -9,6 +9,7 @@ use serde::Deserialize;
 
 use super::date::Date;
 use super::de::{self, Validate};
+use super::history::History;
 use super::matcher::{OpMatcher, Pattern};
 use crate::analysis::hardware::{Catalog, Hardware, PeakBasis};
 use crate::analysis::ops::category::Category;
@@ -73,6 +74,9 @@ pub struct Policy {
     /// Intended regressions: fail and warn findings these cover are shown
     /// as accepted and do not fail the gate.
     pub accept: Vec<Accept>,
+    /// Where `check --history` takes its baseline window, and the drift
+    /// rule's settings.
+    pub history: History,
     /// The policy's YAML text, to point warnings about its entries at
     /// their lines ([`Policy::line_of`]).
     pub source: String,

@@ -784,3 +784,42 @@ fn accept_from_the_command_line() {
     assert!(Accept::from_arg("re:(", "").is_err());
     assert!(Accept::from_arg("", "").is_err());
 }
+
+#[test]
+fn the_history_section_is_read_strictly() {
+    let default = Policy::default().history;
+    assert_eq!((default.window, default.branch.as_str()), (10, "main"));
+    assert_eq!(
+        (default.drift.merges, default.drift.limit_percent),
+        (5, 5.0)
+    );
+    let policy = Policy::from_yaml(
+        "version: 1\nhistory:\n  window: 20\n  branch: trunk\n  drift: {merges: 3, limit_percent: 2.5}\n",
+        "p.yaml",
+    )
+    .unwrap();
+    assert_eq!(policy.history.window, 20);
+    assert_eq!(policy.history.branch, "trunk");
+    assert_eq!(
+        policy.history.drift,
+        Drift {
+            merges: 3,
+            limit_percent: 2.5
+        }
+    );
+    assert!(
+        error("version: 1\nhistory:\n  window: 0\n")
+            .starts_with("policy.yaml:3:11: history.window: must be at least 1"),
+        "{}",
+        error("version: 1\nhistory:\n  window: 0\n")
+    );
+    let typo = error("version: 1\nhistory:\n  windw: 5\n");
+    assert!(typo.contains("did you mean `window`"), "{typo}");
+    let stray = error("version: 1\nmerges: 5\n");
+    assert!(
+        stray.contains("it belongs under `history.drift:`"),
+        "{stray}"
+    );
+    let empty = error("version: 1\nhistory:\n  branch: ' '\n");
+    assert!(empty.contains("history.branch: empty"), "{empty}");
+}

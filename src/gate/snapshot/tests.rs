@@ -113,7 +113,7 @@ fn spaced_samples_are_evenly_spread_and_bounded() {
     assert_eq!(spaced_sample(&values[..10], 64), values[..10].to_vec());
 }
 
-fn tiny_snapshot() -> Snapshot {
+pub(crate) fn tiny_snapshot() -> Snapshot {
     Snapshot {
         format: SNAPSHOT_FORMAT.to_string(),
         version: SNAPSHOT_VERSION_1_0,

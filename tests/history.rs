@@ -1,0 +1,180 @@
+//! The history as CI uses it: `history add` from concurrent processes,
+//! `list`, `show`, `prune`, and `check --history`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use tracegate::history::store::{INDEX_FILE, Store};
+
+use crate::util::{assert_input_error, tracegate};
+
+fn small_cuda() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/small_cuda.json")
+}
+
+fn add(dir: &Path, commit: &str, branch: &str, time: &str) {
+    tracegate()
+        .args(["history", "add", "--dir"])
+        .arg(dir)
+        .args(["--commit", commit, "--branch", branch, "--time", time])
+        .arg(small_cuda())
+        .env_remove("GITHUB_SHA")
+        .assert()
+        .success();
+}
+
+fn stdout(args: &[&str], dir: &Path) -> String {
+    let output = tracegate()
+        .args(args)
+        .arg("--dir")
+        .arg(dir)
+        .env("COLUMNS", "120")
+        .output()
+        .expect("runs");
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8(output.stdout).expect("UTF-8")
+}
+
+#[test]
+fn eight_concurrent_appends_lose_nothing() {
+    let dir = tempfile::TempDir::new().expect("tempdir");
+    let history = dir.path().join("history");
+    let binary = assert_cmd::cargo::cargo_bin("tracegate");
+    let children: Vec<_> = (0..8)
+        .map(|i| {
+            Command::new(&binary)
+                .args(["history", "add", "--quiet", "--dir"])
+                .arg(&history)
+                .args(["--commit", &format!("c{i:07}"), "--branch", "main"])
+                .arg(small_cuda())
+                .stdout(Stdio::null())
+                .spawn()
+                .expect("spawn")
+        })
+        .collect();
+    for mut child in children {
+        assert!(child.wait().expect("wait").success());
+    }
+    let index = std::fs::read_to_string(history.join(INDEX_FILE)).expect("index");
+    assert_eq!(index.lines().count(), 8, "{index}");
+    let scan = Store::open(&history).unwrap().scan().unwrap();
+    assert_eq!(scan.entries.len(), 8);
+    assert!(scan.problems().is_empty(), "{:?}", scan.problems());
+    let mut commits: Vec<&str> = scan.entries.iter().map(|e| e.commit.as_str()).collect();
+    commits.sort_unstable();
+    commits.dedup();
+    assert_eq!(commits.len(), 8);
+}
+
+#[test]
+fn list_show_and_prune() {
+    let dir = tempfile::TempDir::new().expect("tempdir");
+    let history = dir.path().join("h");
+    add(&history, "aaaaaaa1", "main", "2026-01-01T00:00:00Z");
+    add(&history, "bbbbbbb2", "feature", "2026-01-02T00:00:00Z");
+    add(&history, "ccccccc3", "main", "2026-01-03T00:00:00Z");
+    let list = stdout(&["history", "list"], &history);
+    assert!(list.contains("3 run(s)"), "{list}");
+    let rows: Vec<&str> = list.lines().filter(|l| l.contains("small_cuda")).collect();
+    assert_eq!(rows.len(), 3, "{list}");
+    assert!(
+        rows[0].contains("aaaaaaa") && rows[2].contains("ccccccc"),
+        "{list}"
+    );
+    let main = stdout(&["history", "list", "--branch", "main"], &history);
+    assert!(
+        main.contains("2 run(s)") && !main.contains("bbbbbbb"),
+        "{main}"
+    );
+    let show = stdout(&["history", "show", "small_cuda"], &history);
+    assert!(
+        show.contains("+0.0%") && show.contains("computation/step"),
+        "{show}"
+    );
+    let op = stdout(
+        &["history", "show", "small_cuda", "--op", "aten::addmm"],
+        &history,
+    );
+    assert!(
+        op.contains("aten::addmm /step") && op.contains("20.0 µs"),
+        "{op}"
+    );
+    assert_input_error(
+        tracegate()
+            .args(["history", "show", "nothere", "--dir"])
+            .arg(&history)
+            .assert(),
+        &["no runs of workload `nothere`", "small_cuda"],
+    );
+    let pruned = stdout(&["history", "prune", "--keep", "1"], &history);
+    assert!(pruned.contains("kept 1 run(s), removed 2"), "{pruned}");
+    let list = stdout(&["history", "list"], &history);
+    assert!(
+        list.contains("1 run(s)") && list.contains("ccccccc"),
+        "{list}"
+    );
+}
+
+#[test]
+fn add_needs_a_commit() {
+    let dir = tempfile::TempDir::new().expect("tempdir");
+    assert_input_error(
+        tracegate()
+            .args(["history", "add", "--dir"])
+            .arg(dir.path())
+            .arg(small_cuda())
+            .env_remove("GITHUB_SHA")
+            .assert(),
+        &["--commit"],
+    );
+}
+
+#[test]
+fn check_takes_its_baseline_window_from_the_history() {
+    let dir = tempfile::TempDir::new().expect("tempdir");
+    let history = dir.path().join("h");
+    add(&history, "aaaaaaa1", "main", "2026-01-01T00:00:00Z");
+    add(&history, "bbbbbbb2", "main", "2026-01-02T00:00:00Z");
+    add(&history, "ccccccc3", "feature", "2026-01-03T00:00:00Z");
+    let out = dir.path().join("out");
+    tracegate()
+        .args([
+            "check",
+            "--color",
+            "never",
+            "--commit",
+            "bbbbbbb2",
+            "--history",
+        ])
+        .arg(&history)
+        .arg("--candidate")
+        .arg(small_cuda())
+        .arg("--out-dir")
+        .arg(&out)
+        .env_remove("GITHUB_ACTIONS")
+        .assert()
+        .success()
+        .stdout(predicates::str::contains(
+            "baseline: 1 run(s) of the history on `main` (aaaaaaa … aaaaaaa)",
+        ));
+    let policy = dir.path().join("trunk.yaml");
+    std::fs::write(&policy, "version: 1\nhistory: {branch: trunk}\n").expect("write");
+    tracegate()
+        .args(["check", "--color", "never", "--history"])
+        .arg(&history)
+        .arg("--candidate")
+        .arg(small_cuda())
+        .arg("--policy")
+        .arg(&policy)
+        .arg("--out-dir")
+        .arg(&out)
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_SHA")
+        .assert()
+        .code(1);
+    let report = std::fs::read_to_string(out.join("report.json")).expect("report");
+    assert!(
+        report.contains("no run of it in the history on branch `trunk`"),
+        "{report}"
+    );
+}

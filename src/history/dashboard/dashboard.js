@@ -35,7 +35,11 @@
     if (text) {
       ctx.fillStyle = color;
       ctx.font = (11 * uPlot.pxRatio) + "px sans-serif";
-      ctx.fillText(text, px + 3 * uPlot.pxRatio, top + 12 * uPlot.pxRatio);
+      ctx.textBaseline = "top";
+      // Right of the line, or left of it near the plot's right edge.
+      var right = px > u.bbox.left + u.bbox.width * 0.85;
+      ctx.textAlign = right ? "right" : "left";
+      ctx.fillText(text, px + (right ? -3 : 3) * uPlot.pxRatio, top + 2 * uPlot.pxRatio);
     }
     ctx.restore();
   }

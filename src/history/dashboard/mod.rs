@@ -199,7 +199,7 @@ fn index(input: &SiteInput, workload_rows: &str, pair_rows: &str) -> String {
     let mut body = String::from("<h1>Performance history</h1>\n");
     body.push_str(&format!(
         "<p>GPU computation time per profiler step of each workload over its recorded runs. The noise band is the median ± {} scaled MADs of each level.</p>\n",
-        number(band::K)
+        band::K
     ));
     if input.workloads.is_empty() {
         body.push_str("<p>No workloads recorded.</p>\n");

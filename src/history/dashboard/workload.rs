@@ -68,7 +68,6 @@ pub fn page(workload: &WorkloadInput, repository: Option<&str>, footer: &str) ->
     ));
 
     let total_band = band(&totals, step_of(workload.change.as_ref()));
-    body.push_str("<h2>GPU computation time per step</h2>\n");
     body.push_str(
         &Figure {
             name: "GPU computation time per step",

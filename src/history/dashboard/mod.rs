@@ -23,9 +23,9 @@ use std::collections::BTreeSet;
 use super::entry::EntryMeta;
 use super::series::{op_series, top_ops};
 use crate::gate::snapshot::Snapshot;
-use html::{esc, number, page, slug};
+use html::{esc, page, slug};
 
-pub use band::{K as BAND_MADS, Segment, band};
+pub use band::{Segment, band};
 
 /// Everything the site shows.
 #[derive(Clone, Debug, Default)]

@@ -45,12 +45,8 @@ pub fn page(pair: &PairInput, repository: Option<&str>, footer: &str) -> String 
     let mut header = String::from(
         "<th scope=\"col\">#</th><th scope=\"col\">commit</th><th scope=\"col\">run</th><th scope=\"col\">time (UTC)</th>",
     );
-    for (index, op) in pair.ops.iter().take(TOP_OPS).enumerate() {
-        header.push_str(&format!(
-            "<th scope=\"col\" title=\"{}\">op {} (×)</th>",
-            esc(&op.op),
-            index + 1
-        ));
+    for op in pair.ops.iter().take(TOP_OPS) {
+        header.push_str(&format!("<th scope=\"col\">{} (×)</th>", esc(&op.op)));
     }
     let mut rows = String::new();
     for (index, run) in pair.runs.iter().enumerate() {

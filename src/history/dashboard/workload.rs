@@ -124,12 +124,8 @@ fn header(ops: &[OpInput]) -> String {
     let mut out = String::from(
         "<th scope=\"col\">#</th><th scope=\"col\">commit</th><th scope=\"col\">run</th><th scope=\"col\">time (UTC)</th><th scope=\"col\">environment (when changed)</th><th scope=\"col\">GPU time / step (µs)</th>",
     );
-    for (index, op) in ops.iter().enumerate() {
-        out.push_str(&format!(
-            "<th scope=\"col\" title=\"{}\">op {} (µs)</th>",
-            esc(&op.name),
-            index + 1
-        ));
+    for op in ops {
+        out.push_str(&format!("<th scope=\"col\">{} (µs)</th>", esc(&op.name)));
     }
     out
 }

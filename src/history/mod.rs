@@ -6,6 +6,7 @@
 //! ([`entry`] is what one run records) is the one place here that touches
 //! files; everything else is a plain function of entries and snapshots.
 
+pub mod dashboard;
 pub mod entry;
 pub mod series;
 pub mod store;

@@ -57,6 +57,7 @@ pub fn read_input(
         let options = AnalysisOptions {
             catalog: policy.hardware.catalog.clone(),
             hardware: choice.hardware().cloned(),
+            comm: policy.communication.kernels.clone(),
         };
         match snapshot_of_trace(path, capture, &options, read.quiet, &read.limits) {
             Ok(snapshot) => snapshot,

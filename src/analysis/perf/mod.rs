@@ -36,6 +36,7 @@ mod unified;
 
 use serde::Serialize;
 
+use crate::analysis::comm::CommKernels;
 use crate::trace::Trace;
 use crate::trace::link::Tree;
 use memo::Memo;
@@ -92,15 +93,21 @@ pub fn perf_rows(trace: &Trace, tree: &Tree) -> Vec<PerfRow> {
     perf_report(trace, tree).rows
 }
 
-/// The unified table and the family sheets of a linked trace.
+/// The unified table and the family sheets of a linked trace, with the
+/// built-in communication kernels.
 pub fn perf_report(trace: &Trace, tree: &Tree) -> PerfReport {
-    perf_report_checked(trace, tree).0
+    perf_report_checked(trace, tree, &CommKernels::default()).0
 }
 
 /// The unified table and the family sheets of a linked trace, with the
-/// unified table's invocations whose arguments are implausible.
-pub fn perf_report_checked(trace: &Trace, tree: &Tree) -> (PerfReport, ImplausibleArgs) {
-    let ops = OpTree::build(trace, tree);
+/// unified table's invocations whose arguments are implausible;
+/// communication kernels told by `comm`.
+pub fn perf_report_checked(
+    trace: &Trace,
+    tree: &Tree,
+    comm: &CommKernels,
+) -> (PerfReport, ImplausibleArgs) {
+    let ops = OpTree::build(trace, tree, comm);
     let mut memo = Memo::default();
     let collected = ops.collect_unified(trace, tree, &mut memo);
     let (rows, implausible) = unified_rows(trace, &ops, &mut memo, &collected);

@@ -28,9 +28,9 @@ use super::de::{checked_whole, hardware_spec, validated_list};
 use super::limits::{Breach, MAX_POLICY_BYTES, prescan, too_large};
 use super::matcher::OpMatcher;
 use super::model::{
-    Accept, Budget, CrossPlatform, DEFAULT_LABEL, DEFAULT_YAML, EfficiencyRule, HardwareChoice,
-    HardwarePolicy, Integrity, MissingOps, NewOps, Noise, POLICY_VERSION, Policy, Replay, Rule,
-    TimelineMetric, TimelineRule,
+    Accept, Budget, Communication, CrossPlatform, DEFAULT_LABEL, DEFAULT_YAML, EfficiencyRule,
+    HardwareChoice, HardwarePolicy, Integrity, MissingOps, NewOps, Noise, POLICY_VERSION, Policy,
+    Replay, Rule, TimelineMetric, TimelineRule,
 };
 use super::probe::{fields_of, locate};
 use crate::analysis::hardware::{Catalog, PeakBasis, builtin_catalog};
@@ -158,6 +158,8 @@ struct PolicyFile {
     replay: Replay,
     #[serde(default)]
     integrity: Integrity,
+    #[serde(default)]
+    communication: Communication,
     #[serde(default, deserialize_with = "validated_list")]
     accept: Vec<Accept>,
 }
@@ -311,6 +313,7 @@ fn parse(text: &str, label: &str, base_dir: Option<&Path>) -> Result<Policy, Pol
         ignore: file.ignore,
         replay: file.replay,
         integrity: file.integrity,
+        communication: file.communication,
         accept: file.accept,
         source: text.to_string(),
     })
@@ -475,6 +478,7 @@ fn section_of(key: &str) -> Option<&'static str> {
         ("new_ops", fields_of::<NewOps>()),
         ("replay", fields_of::<Replay>()),
         ("integrity", fields_of::<Integrity>()),
+        ("communication", fields_of::<Communication>()),
     ];
     sections
         .into_iter()

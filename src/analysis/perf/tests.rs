@@ -545,12 +545,6 @@ fn check_against_tracelens(trace_path: &Path, csv: &Path) -> (usize, Vec<&'stati
         if row["has_perf_model"] != "True" {
             continue;
         }
-        if name.starts_with("triton_") {
-            // TraceLens reads Inductor's generated sources, not in the trace.
-            assert!(!mine.has_perf_model, "{label}: {k}");
-            divergences.push("triton (no model)");
-            continue;
-        }
         assert!(mine.has_perf_model, "{label}: {k}: {:?}", mine.no_model);
         let (gflops, mb, divergence) = corrected(row);
         let gflops = gflops.expect("GFLOPS");

@@ -50,11 +50,15 @@ pub enum Family {
     /// Softmax and log-softmax, backward.
     #[serde(rename = "Softmax_bwd")]
     SoftmaxBwd,
+    /// Kernels torch.compile generates with Triton (pointwise, reductions,
+    /// matrix-multiply templates).
+    #[serde(rename = "Triton")]
+    Triton,
 }
 
 impl Family {
     /// Every family, in sheet order.
-    pub const ALL: [Family; 14] = [
+    pub const ALL: [Family; 15] = [
         Family::Gemm,
         Family::GemmBwd,
         Family::SdpaFwd,
@@ -69,6 +73,7 @@ impl Family {
         Family::ReduceBwd,
         Family::SoftmaxFwd,
         Family::SoftmaxBwd,
+        Family::Triton,
     ];
 
     /// The family's name (as serialised).
@@ -88,6 +93,7 @@ impl Family {
             Family::ReduceBwd => "Reduce_bwd",
             Family::SoftmaxFwd => "Softmax_fwd",
             Family::SoftmaxBwd => "Softmax_bwd",
+            Family::Triton => "Triton",
         }
     }
 

@@ -24,6 +24,7 @@ pub mod reduce;
 mod repr;
 pub mod sdpa;
 pub mod softmax;
+pub mod triton;
 
 use args::Args;
 
@@ -55,6 +56,9 @@ pub fn model(op: &OpShape) -> Result<PerfModel, NoModel> {
     }
     if elementwise::handles(name) {
         return elementwise::model(&Args::parse(op)?);
+    }
+    if triton::handles(name) {
+        return triton::model(&Args::parse(op)?);
     }
     Err(NoModel::UnknownOp {
         name: name.to_string(),
@@ -93,6 +97,7 @@ pub fn has_model(name: &str) -> bool {
         || softmax::handles(name)
         || reduce::handles(name)
         || elementwise::handles(name)
+        || triton::handles(name)
 }
 
 /// Composite ops that dispatch to a modelled op below them (`aten::linear`

@@ -41,6 +41,7 @@ fn file_name(sheet: &str) -> &'static str {
         "Reduce_fwd" => "Reduce_fwd.csv",
         "Reduce_bwd" => "Reduce_bwd.csv",
         "Softmax_fwd" => "Softmax_fwd.csv",
+        "Triton" => "Triton.csv",
         _ => "Softmax_bwd.csv",
     }
 }

@@ -13,8 +13,9 @@
 //!    GPU work has a model of its own (`aten::convolution_backward`): then
 //!    the walk goes on down (TraceLens #582);
 //! 3. a kernel launcher is a row (unmodelled unless rule 1 applied) — unless
-//!    one of its direct child ops has a perf model and GPU work, in which
-//!    case those children are visited instead;
+//!    one of its child ops has GPU work and a perf model, itself or on any
+//!    op below it (TraceLens #796), in which case those children are
+//!    visited instead;
 //! 4. anything else is looked through.
 //!
 //! Invocations are grouped by (name, category, process, thread, Input Dims,

@@ -150,13 +150,18 @@ impl<'a> OpTree<'a> {
                 continue;
             }
             let next: Vec<u32> = if self.launchers.contains_key(&op) {
+                // Children that are modelled or hold a modelled op anywhere
+                // below (a custom op or compiled region wrapping `aten::mm`
+                // through layers of its own), as TraceLens does since its
+                // #796: the launcher is then no opaque row of its own.
                 let modelled: Vec<u32> = self
                     .children(op)
                     .iter()
                     .copied()
                     .filter(|&c| {
-                        stops_traversal(trace.name(&trace.events[c as usize]))
-                            && !self.gpu(c).is_empty()
+                        !self.gpu(c).is_empty()
+                            && (stops_traversal(trace.name(&trace.events[c as usize]))
+                                || self.modelled_below(trace, c))
                     })
                     .collect();
                 if modelled.is_empty() {

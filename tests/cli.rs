@@ -1173,3 +1173,100 @@ fn a_module_matcher_on_a_trace_without_modules_says_what_the_profiler_needs() {
         messages[0]
     );
 }
+
+/// `deep_ep_dispatch.json`: `aten::mm`'s GEMM on [100, 140) and DeepEP's
+/// `dispatch` kernel on [120, 200). tracegate does not know DeepEP's
+/// kernels as communication; `--comm-kernel` and the policy's
+/// `communication.kernels` make them so (issue #11).
+#[test]
+fn comm_kernel_patterns_count_a_kernel_as_communication() {
+    let trace = fixture("deep_ep_dispatch.json");
+    let report = |extra: &[&str]| -> Value {
+        let assert = tracegate()
+            .args(["report", "--format", "json"])
+            .args(extra)
+            .arg(&trace)
+            .assert()
+            .success();
+        serde_json::from_str(&stdout_of(&assert)).expect("stdout is JSON")
+    };
+    let categories = |report: &Value| -> Vec<String> {
+        report["categories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["category"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let plain = report(&[]);
+    assert!(!categories(&plain).contains(&"comm".to_string()));
+    assert!(close(f64_at(&plain, "/timeline/computation_time"), 100.0));
+    assert!(close(f64_at(&plain, "/timeline/exposed_comm_time"), 0.0));
+    let with = report(&["--comm-kernel", "DISPATCH<*>"]);
+    assert!(categories(&with).contains(&"comm".to_string()));
+    assert!(close(f64_at(&with, "/timeline/computation_time"), 40.0));
+    assert!(close(f64_at(&with, "/timeline/exposed_comm_time"), 60.0));
+
+    // check: the candidate's dispatch kernel takes twice as long. Counted
+    // as computation, computation time fails (+80%); counted as
+    // communication, computation time is unchanged.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let candidate = dir.path().join("deep_ep_dispatch.json");
+    let text = std::fs::read_to_string(&trace).unwrap();
+    assert_eq!(text.matches("\"dur\": 80,").count(), 1);
+    std::fs::write(&candidate, text.replace("\"dur\": 80,", "\"dur\": 160,")).unwrap();
+    let policy = dir.path().join("policy.yaml");
+    std::fs::write(
+        &policy,
+        "version: 1\ncommunication:\n  kernels: ['re:deep_ep::\\w+::dispatch']\n",
+    )
+    .unwrap();
+    let check = |extra: &[&std::ffi::OsStr], out: &str| {
+        let out = dir.path().join(out);
+        let output = tracegate()
+            .args(["check", "--quiet", "--color", "never", "--baseline"])
+            .arg(&trace)
+            .arg("--candidate")
+            .arg(&candidate)
+            .arg("--out-dir")
+            .arg(&out)
+            .args(extra)
+            .output()
+            .expect("runs");
+        let report: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap())
+                .unwrap();
+        let timeline = &report["workloads"][0]["timeline"];
+        let metric = |name: &str| {
+            timeline
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|m| m["metric"] == name)
+                .unwrap_or_else(|| panic!("no {name} in {timeline}"))["candidate_us"]
+                .as_f64()
+                .unwrap()
+        };
+        (
+            output.status.code(),
+            metric("computation_time"),
+            metric("exposed_comm_time"),
+        )
+    };
+    assert_eq!(check(&[], "plain"), (Some(1), 180.0, 0.0));
+    let flag = [
+        std::ffi::OsStr::new("--comm-kernel"),
+        std::ffi::OsStr::new("dispatch"),
+    ];
+    assert_eq!(check(&flag, "flag"), (Some(0), 40.0, 140.0));
+    let from_policy = [std::ffi::OsStr::new("--policy"), policy.as_os_str()];
+    assert_eq!(check(&from_policy, "policy"), (Some(0), 40.0, 140.0));
+
+    assert_input_error(
+        tracegate()
+            .args(["report", "--comm-kernel", "re:("])
+            .arg(&trace)
+            .assert(),
+        &["--comm-kernel", "unclosed group"],
+    );
+}

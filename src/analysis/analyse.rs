@@ -3,6 +3,7 @@
 //! hardware efficiency is judged against, and diagnoses the result.
 
 use crate::analysis::anomalies::anomalies;
+use crate::analysis::comm::CommKernels;
 use crate::analysis::diagnose::{self, ModelledOp, Peaks, Signals, patterns};
 use crate::analysis::environment::environment;
 use crate::analysis::gpu_work::{GpuWork, Invocations};
@@ -32,6 +33,10 @@ pub struct AnalysisOptions {
     pub catalog: Catalog,
     /// Hardware given by the user, overriding detection.
     pub hardware: Option<Hardware>,
+    /// Which kernels are collective communication: the built-in rules and
+    /// the user's patterns (`--comm-kernel`, the policy's
+    /// `communication.kernels`).
+    pub comm: CommKernels,
 }
 
 impl Default for AnalysisOptions {
@@ -39,6 +44,7 @@ impl Default for AnalysisOptions {
         AnalysisOptions {
             catalog: hardware::builtin_catalog(),
             hardware: None,
+            comm: CommKernels::default(),
         }
     }
 }
@@ -124,7 +130,7 @@ pub fn analyse_with_capture(
     options: &AnalysisOptions,
     capture: Option<Capture<'_>>,
 ) -> Profile {
-    let gpu = GpuWork::collect(trace, tree);
+    let gpu = GpuWork::collect(trace, tree, &options.comm);
     let timeline = Breakdown::compute(gpu.linked().map(|w| (w.bucket, w.interval)));
     let timeline_all_gpu_work = (gpu.items.iter().any(|w| !w.linked))
         .then(|| Breakdown::compute(gpu.items.iter().map(|w| (w.bucket, w.interval))));
@@ -145,10 +151,16 @@ pub fn analyse_with_capture(
     let (short_kernels, short_kernel_histogram, short_kernel_time_us) =
         short_kernels(trace, tree, &gpu, &timeline);
     let (hardware_used, hardware) = choose_hardware(trace, options);
-    let (mut perf, implausible) = perf::perf_report_checked(trace, tree);
+    let (mut perf, implausible) = perf::perf_report_checked(trace, tree, &options.comm);
     perf::add_rows(
         &mut perf,
-        perf::replayed_rows(trace, &gpu, capture.map(|c| c.trace), &replayed.perf_calls),
+        perf::replayed_rows(
+            trace,
+            &gpu,
+            capture.map(|c| c.trace),
+            &replayed.perf_calls,
+            &options.comm,
+        ),
     );
     let mut profile = Profile {
         schema_version: REPORT_SCHEMA_VERSION,

@@ -9,6 +9,21 @@
 //! runs `multimem_all_reduce`), so matching is case-insensitive on name
 //! fragments, and collective words are matched as whole words (`all_reduce`,
 //! `AllGather`, `reduce_scatter`, `all_to_all`), never as a bare `reduce`.
+//!
+//! Names the built-in rules cannot know (DeepEP's `dispatch`/`combine`,
+//! gloo, a vendor's own collective) are added by the user as patterns
+//! ([`CommKernels`]: `--comm-kernel`, the policy's `communication.kernels`);
+//! the analysis options carry them to every caller.
+
+use std::fmt;
+
+use regex::{Regex, RegexBuilder};
+
+/// The longest pattern a user may give, in characters.
+const MAX_PATTERN_CHARS: usize = 1000;
+
+/// The most a pattern's compiled regex may take, in bytes.
+const MAX_REGEX_BYTES: usize = 1 << 20;
 
 /// Name fragments that mark a communication library's kernel wherever
 /// they occur (lower case).
@@ -45,6 +60,105 @@ pub fn is_comm_kernel(name: &str) -> bool {
                 .windows(collective.len())
                 .any(|window| window.iter().zip(collective.iter()).all(|(w, c)| w == c))
     })
+}
+
+/// The communication-kernel detector: the built-in rules
+/// ([`is_comm_kernel`]) and the patterns a user adds. A pattern is matched
+/// case-insensitively anywhere in the kernel name: plain text is a
+/// substring (`dispatch`), `*` stands for any run of characters and `?` for
+/// one (`deep_ep::*combine`), and `re:` starts a regex (`re:^gloo`).
+#[derive(Clone, Debug, Default)]
+pub struct CommKernels {
+    /// The user's patterns as written, each with its compiled regex.
+    patterns: Vec<(String, Regex)>,
+}
+
+impl PartialEq for CommKernels {
+    fn eq(&self, other: &CommKernels) -> bool {
+        self.patterns().eq(other.patterns())
+    }
+}
+
+impl fmt::Display for CommKernels {
+    /// The patterns as written, comma-separated.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.patterns().collect::<Vec<_>>().join(", "))
+    }
+}
+
+impl CommKernels {
+    /// The built-in rules and `patterns`; an error names the first pattern
+    /// that is empty, too long or not a valid regex.
+    pub fn with_patterns<S: AsRef<str>>(
+        patterns: impl IntoIterator<Item = S>,
+    ) -> Result<CommKernels, String> {
+        let patterns = patterns
+            .into_iter()
+            .map(|text| {
+                let text = text.as_ref();
+                compile(text).map(|regex| (text.to_string(), regex))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(CommKernels { patterns })
+    }
+
+    /// These patterns and `other`'s (the policy's and the command line's).
+    pub fn merged(&self, other: &CommKernels) -> CommKernels {
+        let mut patterns = self.patterns.clone();
+        for pattern in &other.patterns {
+            if !patterns.iter().any(|(text, _)| *text == pattern.0) {
+                patterns.push(pattern.clone());
+            }
+        }
+        CommKernels { patterns }
+    }
+
+    /// The user's patterns as written.
+    pub fn patterns(&self) -> impl Iterator<Item = &str> {
+        self.patterns.iter().map(|(text, _)| text.as_str())
+    }
+
+    /// Whether a kernel is collective communication: by the built-in rules
+    /// or one of the user's patterns.
+    pub fn is_comm(&self, name: &str) -> bool {
+        is_comm_kernel(name) || self.patterns.iter().any(|(_, regex)| regex.is_match(name))
+    }
+}
+
+/// A user's pattern as a case-insensitive, unanchored regex.
+fn compile(text: &str) -> Result<Regex, String> {
+    if text.trim().is_empty() {
+        return Err("an empty communication-kernel pattern matches every kernel".to_string());
+    }
+    if text.chars().count() > MAX_PATTERN_CHARS {
+        return Err(format!(
+            "a communication-kernel pattern is longer than {MAX_PATTERN_CHARS} characters"
+        ));
+    }
+    let source = match text.strip_prefix("re:") {
+        Some(regex) => regex.to_string(),
+        None => text
+            .split('*')
+            .map(|part| {
+                part.split('?')
+                    .map(regex::escape)
+                    .collect::<Vec<_>>()
+                    .join(".")
+            })
+            .collect::<Vec<_>>()
+            .join(".*"),
+    };
+    RegexBuilder::new(&source)
+        .case_insensitive(true)
+        .size_limit(MAX_REGEX_BYTES)
+        .build()
+        .map_err(|error| {
+            // The regex crate's message spans lines (the pattern, a caret, the
+            // reason): the reason is what a one-line error needs.
+            let error = error.to_string();
+            let reason = error.lines().last().unwrap_or_default().trim();
+            format!("communication-kernel pattern `{text}`: {reason}")
+        })
 }
 
 /// A name's words, lower case: split on every character that is not a
@@ -127,6 +241,43 @@ mod tests {
             "mystery",
         ] {
             assert!(!is_comm_kernel(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn user_patterns_add_to_the_built_in_rules() {
+        let comm = CommKernels::with_patterns([
+            "DISPATCH",
+            "gloo*allreduce",
+            "re:^void deep_ep::.*combine",
+            "k?rnel_x",
+        ])
+        .unwrap();
+        for name in [
+            "void deep_ep::intranode::dispatch<8, 768>(int4*)",
+            "void deep_ep::internode::combine<true>",
+            "gloo::cuda_allreduce_ring",
+            "kernel_x",
+            "ncclDevKernel_AllGather_RING_LL",
+        ] {
+            assert!(comm.is_comm(name), "{name}");
+        }
+        for name in [
+            "void at::native::reduce_kernel<512, 1>",
+            "x deep_ep::combine",
+            "kernelx",
+        ] {
+            assert!(!comm.is_comm(name), "{name}");
+        }
+        assert!(!CommKernels::default().is_comm("void deep_ep::intranode::dispatch<8>"));
+        assert_eq!(
+            comm.to_string(),
+            "DISPATCH, gloo*allreduce, re:^void deep_ep::.*combine, k?rnel_x"
+        );
+        let merged = comm.merged(&CommKernels::with_patterns(["dispatch", "DISPATCH"]).unwrap());
+        assert_eq!(merged.patterns().count(), 5);
+        for bad in ["", "  ", "re:(", &"x".repeat(1001)] {
+            assert!(CommKernels::with_patterns([bad]).is_err(), "{bad}");
         }
     }
 }

@@ -3,6 +3,7 @@
 //! own GPU work with their direct and subtree busy time. Collected once per
 //! analysis and shared by the tables.
 
+use crate::analysis::comm::CommKernels;
 use crate::analysis::timeline::{Bucket, Interval, IntervalSet, bucket_of};
 use crate::trace::link::{self, NONE, Tree};
 use crate::trace::{Event, FxHashMap, Kind, Trace, TrackId};
@@ -31,14 +32,17 @@ pub(super) struct Work {
 }
 
 /// Every piece of GPU work of a trace, in the link tree's order.
-pub(super) struct GpuWork {
+pub(super) struct GpuWork<'a> {
     /// The work items.
     pub(super) items: Vec<Work>,
+    /// The communication-kernel detector the buckets were chosen by: the
+    /// tables built from this work categorise kernels by the same one.
+    pub(super) comm: &'a CommKernels,
 }
 
-impl GpuWork {
-    /// The GPU work of a linked trace.
-    pub(super) fn collect(trace: &Trace, tree: &Tree) -> GpuWork {
+impl<'a> GpuWork<'a> {
+    /// The GPU work of a linked trace, communication told by `comm`.
+    pub(super) fn collect(trace: &Trace, tree: &Tree, comm: &'a CommKernels) -> GpuWork<'a> {
         let items = tree
             .gpu_events
             .iter()
@@ -59,7 +63,7 @@ impl GpuWork {
                         start: event.ts,
                         end: event.end(),
                     },
-                    bucket: bucket_of(event.kind == Kind::Memcpy, trace.name(event)),
+                    bucket: bucket_of(event.kind == Kind::Memcpy, trace.name(event), comm),
                     linked: tree.is_linked(index),
                     op,
                     launch,
@@ -72,7 +76,7 @@ impl GpuWork {
                 }
             })
             .collect();
-        GpuWork { items }
+        GpuWork { items, comm }
     }
 
     /// The work linked to a launch.

@@ -21,7 +21,7 @@ const HISTOGRAM_BINS: usize = 100;
 /// CPU op above its launch; with none, the launch call itself (category
 /// `runtime`, or by kernel name under a graph launch); unlinked kernels have
 /// neither.
-fn parent_of(trace: &Trace, tree: &Tree, work: &Work) -> (Option<Category>, String) {
+fn parent_of(trace: &Trace, tree: &Tree, gpu: &GpuWork, work: &Work) -> (Option<Category>, String) {
     let event = &trace.events[work.event as usize];
     if work.launch == NONE {
         return (None, String::new());
@@ -31,14 +31,14 @@ fn parent_of(trace: &Trace, tree: &Tree, work: &Work) -> (Option<Category>, Stri
         let candidate = &trace.events[current as usize];
         if candidate.kind == Kind::CpuOp {
             let op_name = trace.name(candidate);
-            let category = category::of_op_and_kernels(op_name, [trace.name(event)]);
+            let category = category::of_op_and_kernels(op_name, [trace.name(event)], gpu.comm);
             return (Some(category), op_name.to_string());
         }
         current = tree.parent[current as usize];
     }
     let launch_name = trace.name(&trace.events[work.launch as usize]);
     let category = if link::is_graph_launch(launch_name) {
-        category::of_kernel(trace.name(event))
+        category::of_kernel(trace.name(event), gpu.comm)
     } else {
         Category::Runtime
     };
@@ -61,7 +61,7 @@ pub(super) fn kernel_summary(
         .iter()
         .filter(|w| trace.events[w.event as usize].kind == Kind::Kernel)
     {
-        let (category, parent) = parent_of(trace, tree, work);
+        let (category, parent) = parent_of(trace, tree, gpu, work);
         let event = &trace.events[work.event as usize];
         groups
             .entry((category, parent, trace.name(event).to_string(), work.stream))

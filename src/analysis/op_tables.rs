@@ -22,7 +22,7 @@ fn op_category(trace: &Trace, gpu: &GpuWork, op: u32, work: &[u32]) -> Category 
     let kernels = work
         .iter()
         .map(|&w| trace.name(&trace.events[gpu.items[w as usize].event as usize]));
-    category::of_op_and_kernels(trace.name(&trace.events[op as usize]), kernels)
+    category::of_op_and_kernels(trace.name(&trace.events[op as usize]), kernels, gpu.comm)
 }
 
 /// Ops that launched GPU work, by name, most GPU time first.

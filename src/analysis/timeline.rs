@@ -131,12 +131,12 @@ pub enum Bucket {
 }
 
 /// Classifies GPU work: copies by category or ROCm copy-kernel name, comm by
-/// kernel name ([`comm::is_comm_kernel`]).
-pub fn bucket_of(is_memcpy_event: bool, name: &str) -> Bucket {
+/// kernel name ([`comm::CommKernels`]).
+pub fn bucket_of(is_memcpy_event: bool, name: &str, comm: &comm::CommKernels) -> Bucket {
     if is_memcpy_event || is_copy_kernel(name) {
         return Bucket::Memcpy;
     }
-    if comm::is_comm_kernel(name) {
+    if comm.is_comm(name) {
         return Bucket::Comm;
     }
     Bucket::Computation
@@ -256,17 +256,41 @@ mod tests {
     #[test]
     fn buckets_by_name() {
         assert_eq!(
-            bucket_of(false, "ncclDevKernel_AllReduce_Sum"),
+            bucket_of(
+                false,
+                "ncclDevKernel_AllReduce_Sum",
+                &comm::CommKernels::default()
+            ),
             Bucket::Comm
         );
-        assert_eq!(bucket_of(false, "void RCCL_kernel"), Bucket::Comm);
-        assert_eq!(bucket_of(false, "cross_device_reduce_1stage"), Bucket::Comm);
         assert_eq!(
-            bucket_of(false, "__amd_rocclr_copyBuffer.kd"),
+            bucket_of(false, "void RCCL_kernel", &comm::CommKernels::default()),
+            Bucket::Comm
+        );
+        assert_eq!(
+            bucket_of(
+                false,
+                "cross_device_reduce_1stage",
+                &comm::CommKernels::default()
+            ),
+            Bucket::Comm
+        );
+        assert_eq!(
+            bucket_of(
+                false,
+                "__amd_rocclr_copyBuffer.kd",
+                &comm::CommKernels::default()
+            ),
             Bucket::Memcpy
         );
-        assert_eq!(bucket_of(true, "Memcpy HtoD"), Bucket::Memcpy);
-        assert_eq!(bucket_of(false, "gemm"), Bucket::Computation);
+        assert_eq!(
+            bucket_of(true, "Memcpy HtoD", &comm::CommKernels::default()),
+            Bucket::Memcpy
+        );
+        assert_eq!(
+            bucket_of(false, "gemm", &comm::CommKernels::default()),
+            Bucket::Computation
+        );
     }
 
     #[test]

@@ -7,6 +7,8 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use tracegate::analysis::analyse::AnalysisOptions;
+use tracegate::analysis::comm::CommKernels;
+use tracegate::echo;
 use tracegate::publish::github;
 use tracegate::trace::LoadLimits;
 
@@ -207,6 +209,9 @@ pub(super) struct SnapshotArgs {
     pub(super) hardware: HardwareArgs,
 
     #[command(flatten)]
+    pub(super) comm: CommArgs,
+
+    #[command(flatten)]
     pub(super) load: LoadArgs,
 }
 
@@ -293,6 +298,9 @@ pub(super) struct CheckArgs {
     /// GITHUB_REPOSITORY, GITHUB_EVENT_PATH, GITHUB_API_URL).
     #[arg(long)]
     pub(super) github: bool,
+
+    #[command(flatten)]
+    pub(super) comm: CommArgs,
 
     #[command(flatten)]
     pub(super) load: LoadArgs,
@@ -463,6 +471,9 @@ pub(super) struct ReportArgs {
     pub(super) hardware: HardwareArgs,
 
     #[command(flatten)]
+    pub(super) comm: CommArgs,
+
+    #[command(flatten)]
     pub(super) load: LoadArgs,
 }
 
@@ -513,6 +524,24 @@ fn parse_size(text: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("`{text}` is not a positive size in bytes"))
 }
 
+/// Which kernels are collective communication, besides those tracegate knows.
+#[derive(Debug, clap::Args)]
+pub(super) struct CommArgs {
+    /// Count kernels matching PATTERN as communication (repeatable):
+    /// case-insensitive, anywhere in the kernel name; `*` and `?` are
+    /// wildcards, `re:` starts a regex. Adds to the policy's
+    /// `communication.kernels`.
+    #[arg(long = "comm-kernel", value_name = "PATTERN")]
+    pub(super) comm_kernel: Vec<String>,
+}
+
+impl CommArgs {
+    pub(super) fn kernels(&self) -> Result<CommKernels, Failure> {
+        CommKernels::with_patterns(&self.comm_kernel)
+            .map_err(|e| Failure::input(format!("--comm-kernel: {}", echo::message(&e))))
+    }
+}
+
 /// Which GPU efficiency is judged against.
 #[derive(Debug, clap::Args)]
 pub(super) struct HardwareArgs {
@@ -539,7 +568,11 @@ impl HardwareArgs {
             ),
             None => None,
         };
-        Ok(AnalysisOptions { catalog, hardware })
+        Ok(AnalysisOptions {
+            catalog,
+            hardware,
+            comm: CommKernels::default(),
+        })
     }
 }
 

@@ -54,6 +54,7 @@ pub fn read_input(
     let options = AnalysisOptions {
         catalog: policy.hardware.catalog.clone(),
         hardware: choice.hardware().cloned(),
+        comm: policy.communication.kernels.clone(),
     };
     let snapshot = snapshot_of_input(path, capture, &options, read)?;
     let hardware = match choice.hardware() {

@@ -20,7 +20,7 @@ use std::time::Duration;
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use tracegate::analysis::analyse::{self};
+use tracegate::analysis::analyse::{self, AnalysisOptions};
 use tracegate::analysis::hardware::{self, Catalog};
 use tracegate::analysis::profile::Profile;
 use tracegate::echo;
@@ -132,7 +132,10 @@ fn report_command(args: &ReportArgs) -> Result<(), Failure> {
             "--format csv writes several files: give --out-dir DIR",
         ));
     }
-    let options = args.hardware.options()?;
+    let options = AnalysisOptions {
+        comm: args.comm.kernels()?,
+        ..args.hardware.options()?
+    };
     let (_, profile) = check::profile_of_trace(
         &args.trace,
         args.capture.as_deref(),
@@ -197,7 +200,10 @@ fn color_enabled(choice: ColorChoice) -> bool {
 }
 
 fn snapshot_command(args: &SnapshotArgs) -> Result<(), Failure> {
-    let options = args.hardware.options()?;
+    let options = AnalysisOptions {
+        comm: args.comm.kernels()?,
+        ..args.hardware.options()?
+    };
     let snapshot = check::snapshot_of_trace(
         &args.trace,
         args.capture.as_deref(),
@@ -232,6 +238,7 @@ fn check_command(args: &CheckArgs) -> Result<u8, Failure> {
     if args.cross_platform {
         policy.cross_platform.enabled = true;
     }
+    policy.communication.kernels = policy.communication.kernels.merged(&args.comm.kernels()?);
     let commit = args
         .commit
         .clone()

@@ -25,7 +25,7 @@ pub(super) struct Sources<'a> {
     /// Its link tree.
     pub(super) tree: &'a Tree,
     /// Its GPU work.
-    pub(super) gpu: &'a GpuWork,
+    pub(super) gpu: &'a GpuWork<'a>,
     /// The capture trace and its tree.
     pub(super) capture: Option<(&'a Trace, &'a Tree)>,
 }
@@ -256,8 +256,8 @@ fn build_row(
         .collect();
     let capture_op = op.zip(sources.capture);
     let category = match capture_op {
-        Some(_) => category::of_op_and_kernels(&name, kernel_names.iter().copied()),
-        None => category::of_kernel(&name),
+        Some(_) => category::of_op_and_kernels(&name, kernel_names.iter().copied(), gpu.comm),
+        None => category::of_kernel(&name, gpu.comm),
     };
     let all_work: Vec<u32> = calls.iter().flat_map(|c| c.work.iter().copied()).collect();
     let labels = args_key(trace, first.launch, &mut FxHashMap::default());

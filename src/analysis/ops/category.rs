@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::analysis::comm;
+use crate::analysis::comm::{self, CommKernels};
 
 /// An op family.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -324,12 +324,13 @@ pub fn of_op(name: &str) -> Category {
 pub fn of_op_and_kernels<'a>(
     op_name: &str,
     kernel_names: impl IntoIterator<Item = &'a str>,
+    comm: &CommKernels,
 ) -> Category {
     let by_name = of_op(op_name);
     if by_name != Category::Other {
         return by_name;
     }
-    let mut kernels = kernel_names.into_iter().map(of_kernel);
+    let mut kernels = kernel_names.into_iter().map(|name| of_kernel(name, comm));
     let first = kernels.next().unwrap_or(Category::Other);
     let agreed = if kernels.all(|c| c == first) {
         first
@@ -354,8 +355,8 @@ pub fn of_op_and_kernels<'a>(
 /// as the kernel's own namespace (`cutlass::Kernel2<…gemm…>`), not as a
 /// library namespace further in (`…::cutlass_kernels::finalizeMoeRoutingKernel`)
 /// nor in template arguments (`cutlass::bfloat16_t`).
-pub fn of_kernel(name: &str) -> Category {
-    if comm::is_comm_kernel(name) {
+pub fn of_kernel(name: &str, comm: &CommKernels) -> Category {
+    if comm.is_comm(name) {
         return Category::Comm;
     }
     let lower = name.to_ascii_lowercase();
@@ -440,6 +441,16 @@ fn function_path(name: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`super::of_kernel`] under the built-in rules alone.
+    fn of_kernel(name: &str) -> Category {
+        super::of_kernel(name, &CommKernels::default())
+    }
+
+    /// [`super::of_op_and_kernels`] under the built-in rules alone.
+    fn of_op_and_kernels<'a>(op: &str, kernels: impl IntoIterator<Item = &'a str>) -> Category {
+        super::of_op_and_kernels(op, kernels, &CommKernels::default())
+    }
 
     #[test]
     fn ops_map_to_their_families() {

@@ -13,8 +13,9 @@
 //!    GPU work has a model of its own (`aten::convolution_backward`): then
 //!    the walk goes on down (TraceLens #582);
 //! 3. a kernel launcher is a row (unmodelled unless rule 1 applied) — unless
-//!    one of its direct child ops has a perf model and GPU work, in which
-//!    case those children are visited instead;
+//!    one of its child ops has GPU work and a perf model, itself or on any
+//!    op below it (TraceLens #796), in which case those children are
+//!    visited instead;
 //! 4. anything else is looked through.
 //!
 //! Invocations are grouped by (name, category, process, thread, Input Dims,
@@ -37,6 +38,7 @@ mod unified;
 
 use serde::Serialize;
 
+use crate::analysis::comm::CommKernels;
 use crate::trace::Trace;
 use crate::trace::link::Tree;
 use memo::Memo;
@@ -95,15 +97,21 @@ pub fn perf_rows(trace: &Trace, tree: &Tree) -> Vec<PerfRow> {
     perf_report(trace, tree).rows
 }
 
-/// The unified table and the family sheets of a linked trace.
+/// The unified table and the family sheets of a linked trace, with the
+/// built-in communication kernels.
 pub fn perf_report(trace: &Trace, tree: &Tree) -> PerfReport {
-    perf_report_checked(trace, tree).0
+    perf_report_checked(trace, tree, &CommKernels::default()).0
 }
 
 /// The unified table and the family sheets of a linked trace, with the
-/// unified table's invocations whose arguments are implausible.
-pub fn perf_report_checked(trace: &Trace, tree: &Tree) -> (PerfReport, ImplausibleArgs) {
-    let ops = OpTree::build(trace, tree);
+/// unified table's invocations whose arguments are implausible;
+/// communication kernels told by `comm`.
+pub fn perf_report_checked(
+    trace: &Trace,
+    tree: &Tree,
+    comm: &CommKernels,
+) -> (PerfReport, ImplausibleArgs) {
+    let ops = OpTree::build(trace, tree, comm);
     let mut memo = Memo::default();
     let collected = ops.collect_unified(trace, tree, &mut memo);
     let (rows, implausible) = unified_rows(trace, &ops, &mut memo, &collected);

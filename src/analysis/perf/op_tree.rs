@@ -2,12 +2,13 @@
 //! unified table's invocations (the rules in the [module docs](super)).
 
 use super::memo::Memo;
-use crate::analysis::{comm, perf_model};
+use crate::analysis::comm::CommKernels;
+use crate::analysis::perf_model;
 use crate::trace::link::{NONE, Tree};
 use crate::trace::{FxHashMap, Kind, Trace};
 
 /// CPU ops only, with their GPU work.
-pub(super) struct OpTree {
+pub(super) struct OpTree<'a> {
     /// CPU-op children of each CPU op (host events in between looked
     /// through), ordered by start.
     children: FxHashMap<u32, Vec<u32>>,
@@ -19,6 +20,8 @@ pub(super) struct OpTree {
     launchers: FxHashMap<u32, bool>,
     /// The CPU op above each CPU op, or NONE.
     parent: FxHashMap<u32, u32>,
+    /// Which kernels are communication (a launcher of only those is no row).
+    pub(super) comm: &'a CommKernels,
 }
 
 /// The nearest CPU op above `event`, or NONE.
@@ -33,9 +36,9 @@ fn cpu_op_above(trace: &Trace, tree: &Tree, event: u32) -> u32 {
     NONE
 }
 
-impl OpTree {
-    /// The CPU-op tree of a linked trace.
-    pub(super) fn build(trace: &Trace, tree: &Tree) -> OpTree {
+impl<'a> OpTree<'a> {
+    /// The CPU-op tree of a linked trace, communication told by `comm`.
+    pub(super) fn build(trace: &Trace, tree: &Tree, comm: &'a CommKernels) -> OpTree<'a> {
         let by_start = |a: &u32, b: &u32| {
             let (ea, eb) = (&trace.events[*a as usize], &trace.events[*b as usize]);
             ea.ts.total_cmp(&eb.ts).then(a.cmp(b))
@@ -84,6 +87,7 @@ impl OpTree {
             subtree,
             launchers,
             parent,
+            comm,
         }
     }
 
@@ -146,20 +150,25 @@ impl OpTree {
                 continue;
             }
             let next: Vec<u32> = if self.launchers.contains_key(&op) {
+                // Children that are modelled or hold a modelled op anywhere
+                // below (a custom op or compiled region wrapping `aten::mm`
+                // through layers of its own), as TraceLens does since its
+                // #796: the launcher is then no opaque row of its own.
                 let modelled: Vec<u32> = self
                     .children(op)
                     .iter()
                     .copied()
                     .filter(|&c| {
-                        stops_traversal(trace.name(&trace.events[c as usize]))
-                            && !self.gpu(c).is_empty()
+                        !self.gpu(c).is_empty()
+                            && (stops_traversal(trace.name(&trace.events[c as usize]))
+                                || self.modelled_below(trace, c))
                     })
                     .collect();
                 if modelled.is_empty() {
                     let comm = self
                         .gpu(op)
                         .iter()
-                        .any(|&g| comm::is_comm_kernel(trace.name(&trace.events[g as usize])));
+                        .any(|&g| self.comm.is_comm(trace.name(&trace.events[g as usize])));
                     if !comm {
                         out.push(Collected { op, forward: None });
                     }

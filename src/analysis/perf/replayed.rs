@@ -10,6 +10,7 @@ use std::collections::HashMap;
 
 use super::agg::Agg;
 use super::row::{KernelStats, PerfRow, position_stats};
+use crate::analysis::comm::CommKernels;
 use crate::analysis::gpu_work::GpuWork;
 use crate::analysis::ops::args::python_repr;
 use crate::analysis::ops::category;
@@ -57,6 +58,7 @@ pub(in crate::analysis) fn replayed_rows<'c>(
     gpu: &GpuWork,
     capture: Option<&Trace>,
     calls: &'c [ReplayedCall],
+    comm: &CommKernels,
 ) -> Vec<PerfRow> {
     let annotations = step_annotations(trace);
     let annotation_at = |launch: u32| -> Option<&'c str> {
@@ -105,12 +107,18 @@ pub(in crate::analysis) fn replayed_rows<'c>(
     }
     groups
         .iter()
-        .map(|group| build(trace, gpu, capture, group))
+        .map(|group| build(trace, gpu, capture, group, comm))
         .collect()
 }
 
 /// One row from a group of calls.
-fn build(trace: &Trace, gpu: &GpuWork, capture: Option<&Trace>, group: &Group) -> PerfRow {
+fn build(
+    trace: &Trace,
+    gpu: &GpuWork,
+    capture: Option<&Trace>,
+    group: &Group,
+    comm: &CommKernels,
+) -> PerfRow {
     let first = group.calls[0];
     let kernels: Vec<Vec<(Sym, f64, Option<i64>)>> = group
         .calls
@@ -172,8 +180,9 @@ fn build(trace: &Trace, gpu: &GpuWork, capture: Option<&Trace>, group: &Group) -
         Some(_) => category::of_op_and_kernels(
             &name,
             kernels[0].iter().map(|(k, _, _)| trace.strings.get(*k)),
+            comm,
         ),
-        None => category::of_kernel(&name),
+        None => category::of_kernel(&name, comm),
     };
     let modelled = model.as_ref().ok();
     let rate = |per_call: &dyn Fn(&PerfModel, f64) -> f64| -> Option<Agg> {

@@ -199,6 +199,7 @@ fn op_category(trace: &Trace, ops: &OpTree, op: u32) -> Category {
         ops.gpu(op)
             .iter()
             .map(|&g| trace.name(&trace.events[g as usize])),
+        ops.comm,
     )
 }
 

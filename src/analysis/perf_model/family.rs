@@ -59,11 +59,15 @@ pub enum Family {
     /// Rotary position embedding, forward.
     #[serde(rename = "RoPE_fwd")]
     RopeFwd,
+    /// Kernels torch.compile generates with Triton (pointwise, reductions,
+    /// matrix-multiply templates).
+    #[serde(rename = "Triton")]
+    Triton,
 }
 
 impl Family {
     /// Every family, in sheet order.
-    pub const ALL: [Family; 17] = [
+    pub const ALL: [Family; 18] = [
         Family::Gemm,
         Family::GemmBwd,
         Family::SdpaFwd,
@@ -81,6 +85,7 @@ impl Family {
         Family::RmsNorm,
         Family::InferenceAttention,
         Family::RopeFwd,
+        Family::Triton,
     ];
 
     /// The family's name (as serialised).
@@ -103,6 +108,7 @@ impl Family {
             Family::RmsNorm => "RMSNorm",
             Family::InferenceAttention => "InferenceAttention",
             Family::RopeFwd => "RoPE_fwd",
+            Family::Triton => "Triton",
         }
     }
 

@@ -33,6 +33,7 @@ mod repr;
 pub mod rope;
 pub mod sdpa;
 pub mod softmax;
+pub mod triton;
 
 use args::Args;
 
@@ -86,6 +87,9 @@ pub fn model_in(op: &OpShape, context: &OpContext) -> Result<PerfModel, NoModel>
     if elementwise::handles(name) {
         return elementwise::model(&Args::parse(op)?);
     }
+    if triton::handles(name) {
+        return triton::model(&Args::parse(op)?);
+    }
     Err(NoModel::UnknownOp {
         name: name.to_string(),
     })
@@ -128,6 +132,7 @@ pub fn has_model(name: &str) -> bool {
         || inference_norm::handles(name)
         || rope::handles(name)
         || activation::handles(name)
+        || triton::handles(name)
 }
 
 /// Composite ops that dispatch to a modelled op below them (`aten::linear`

@@ -16,6 +16,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visit
 
 use super::date::Date;
 use super::limits::{MAX_LIST, MAX_LIST_PATTERNS, MAX_REASON_CHARS, MAX_REPLAY_PACKAGES};
+use crate::analysis::comm::CommKernels;
 use crate::analysis::ops::category::Category;
 use crate::gate::stats::MAX_RESAMPLES;
 
@@ -245,6 +246,25 @@ where
         }
     }
     deserializer.deserialize_u64(WholeVisitor { expecting, check })
+}
+
+/// `communication.kernels`: a bounded list of kernel-name patterns, each
+/// compiled ([`CommKernels::with_patterns`]).
+pub(super) fn comm_kernels<'de, D: Deserializer<'de>>(d: D) -> Result<CommKernels, D::Error> {
+    let patterns: Vec<CommPattern> = bounded_list(d)?;
+    CommKernels::with_patterns(patterns.iter().map(|p| &p.0)).map_err(de::Error::custom)
+}
+
+/// One `communication.kernels` entry, checked where it is written (so an
+/// error points at the entry, not the list).
+struct CommPattern(String);
+
+impl<'de> Deserialize<'de> for CommPattern {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<CommPattern, D::Error> {
+        checked_str(d, "a kernel-name pattern", |text| {
+            CommKernels::with_patterns([text]).map(|_| CommPattern(text.to_string()))
+        })
+    }
 }
 
 pub(super) fn hardware_spec<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {

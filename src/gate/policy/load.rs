@@ -29,9 +29,9 @@ use super::history::{Drift, History};
 use super::limits::{Breach, MAX_POLICY_BYTES, prescan, too_large};
 use super::matcher::OpMatcher;
 use super::model::{
-    Accept, Budget, CrossPlatform, DEFAULT_LABEL, DEFAULT_YAML, EfficiencyRule, HardwareChoice,
-    HardwarePolicy, Integrity, MissingOps, NewOps, Noise, POLICY_VERSION, Policy, Replay, Rule,
-    TimelineMetric, TimelineRule,
+    Accept, Budget, Communication, CrossPlatform, DEFAULT_LABEL, DEFAULT_YAML, EfficiencyRule,
+    HardwareChoice, HardwarePolicy, Integrity, MissingOps, NewOps, Noise, POLICY_VERSION, Policy,
+    Replay, Rule, TimelineMetric, TimelineRule,
 };
 use super::probe::{fields_of, locate};
 use crate::analysis::hardware::{Catalog, PeakBasis, builtin_catalog};
@@ -159,6 +159,8 @@ struct PolicyFile {
     replay: Replay,
     #[serde(default)]
     integrity: Integrity,
+    #[serde(default)]
+    communication: Communication,
     #[serde(default, deserialize_with = "validated_list")]
     accept: Vec<Accept>,
     #[serde(default)]
@@ -314,6 +316,7 @@ fn parse(text: &str, label: &str, base_dir: Option<&Path>) -> Result<Policy, Pol
         ignore: file.ignore,
         replay: file.replay,
         integrity: file.integrity,
+        communication: file.communication,
         accept: file.accept,
         history: file.history,
         source: text.to_string(),
@@ -481,6 +484,7 @@ fn section_of(key: &str) -> Option<&'static str> {
         ("integrity", fields_of::<Integrity>()),
         ("history", fields_of::<History>()),
         ("history.drift", fields_of::<Drift>()),
+        ("communication", fields_of::<Communication>()),
     ];
     sections
         .into_iter()

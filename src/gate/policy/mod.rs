@@ -44,9 +44,9 @@ pub use limits::{
 pub use load::PolicyError;
 pub use matcher::{OpMatcher, Pattern};
 pub use model::{
-    Accept, Budget, CrossPlatform, DEFAULT_LABEL, DEFAULT_YAML, EfficiencyRule, Expectation,
-    Expected, HardwareChoice, HardwarePolicy, Integrity, MissingOps, NewOps, Noise, POLICY_VERSION,
-    Policy, RatioRule, Replay, Rule, TimelineMetric, TimelineRule,
+    Accept, Budget, Communication, CrossPlatform, DEFAULT_LABEL, DEFAULT_YAML, EfficiencyRule,
+    Expectation, Expected, HardwareChoice, HardwarePolicy, Integrity, MissingOps, NewOps, Noise,
+    POLICY_VERSION, Policy, RatioRule, Replay, Rule, TimelineMetric, TimelineRule,
 };
 pub use summary::Summary;
 

@@ -11,6 +11,7 @@ use super::date::Date;
 use super::de::{self, Validate};
 use super::history::History;
 use super::matcher::{OpMatcher, Pattern};
+use crate::analysis::comm::CommKernels;
 use crate::analysis::hardware::{Catalog, Hardware, PeakBasis};
 use crate::analysis::ops::category::Category;
 use crate::gate::verdict::Severity;
@@ -71,6 +72,9 @@ pub struct Policy {
     /// When the trace cannot support a verdict (too little GPU time in
     /// rows, an under-recorded trace).
     pub integrity: Integrity,
+    /// Which kernels count as collective communication besides the
+    /// built-in ones.
+    pub communication: Communication,
     /// Intended regressions: fail and warn findings these cover are shown
     /// as accepted and do not fail the gate.
     pub accept: Vec<Accept>,
@@ -682,6 +686,19 @@ impl Default for Integrity {
             on_inconclusive: Severity::Fail,
         }
     }
+}
+
+/// `communication:`: kernels the analysis counts as collective
+/// communication besides those it knows (DeepEP, gloo, a vendor's own
+/// collectives), in the op categories, the timeline's comm bucket and the
+/// perf table.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Communication {
+    /// Kernel-name patterns ([`CommKernels`]): case-insensitive, anywhere
+    /// in the name, `*` and `?` wildcards, `re:` a regex.
+    #[serde(deserialize_with = "de::comm_kernels")]
+    pub kernels: CommKernels,
 }
 
 /// Which findings get replay packages (self-contained reproducers).

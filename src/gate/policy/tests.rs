@@ -823,3 +823,42 @@ fn the_history_section_is_read_strictly() {
     let empty = error("version: 1\nhistory:\n  branch: ' '\n");
     assert!(empty.contains("history.branch: empty"), "{empty}");
 }
+
+#[test]
+fn communication_kernels_are_compiled_patterns_with_their_place_on_error() {
+    let policy = Policy::from_yaml(
+        "version: 1\ncommunication:\n  kernels: [dispatch, 'gloo*', 're:^void deep_ep::']\n",
+        "p.yaml",
+    )
+    .unwrap();
+    let kernels = &policy.communication.kernels;
+    assert_eq!(
+        kernels.patterns().collect::<Vec<_>>(),
+        ["dispatch", "gloo*", "re:^void deep_ep::"]
+    );
+    assert!(kernels.is_comm("void deep_ep::intranode::combine<8>"));
+    assert!(kernels.is_comm("GLOO_ring"));
+    assert!(!kernels.is_comm("void at::native::reduce_kernel<512, 1>"));
+    assert!(
+        Policy::default()
+            .communication
+            .kernels
+            .patterns()
+            .next()
+            .is_none()
+    );
+    assert!(
+        error("version: 1\ncommunication:\n  kernel: [x]\n").starts_with(
+            "policy.yaml:3:3: communication: unknown field `kernel`, did you mean `kernels`?"
+        )
+    );
+    assert!(
+        error("version: 1\ncommunication:\n  kernels: ['re:(']\n")
+            .starts_with("policy.yaml:3:13: communication.kernels[0]: communication-kernel pattern `re:(`: error: unclosed group")
+    );
+    assert!(
+        error("version: 1\ncommunication:\n  kernels: ['']\n").starts_with(
+            "policy.yaml:3:13: communication.kernels[0]: an empty communication-kernel pattern"
+        )
+    );
+}

@@ -16,6 +16,7 @@ use super::format::{
     SNAPSHOT_VERSION, SNAPSHOT_VERSION_1_0, ShortKernelCounts, Snapshot, StepSnapshot,
 };
 use super::source::workload_name;
+use crate::analysis::comm::CommKernels;
 use crate::analysis::ops::category;
 use crate::analysis::ops::stats::Stats;
 use crate::analysis::profile::{GraphPlace, KernelSummary, OpModel, Profile, UniqueArgs};
@@ -262,7 +263,7 @@ fn kernel_rows(kernels: &[KernelSummary]) -> Vec<OpSnapshot> {
                 input_type: String::new(),
                 input_strides: String::new(),
                 concrete_inputs: String::new(),
-                category: category::of_kernel(&kernel.name),
+                category: category::of_kernel(&kernel.name, &CommKernels::default()),
                 module_path: None,
                 direct: *duration,
                 samples_us: Vec::new(),

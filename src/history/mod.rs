@@ -7,4 +7,5 @@
 //! files; everything else is a plain function of entries and snapshots.
 
 pub mod entry;
+pub mod ratios;
 pub mod series;

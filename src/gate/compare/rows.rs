@@ -4,6 +4,7 @@
 
 use super::expected::expectation;
 use super::kernels::kernel_diff;
+use super::learned::LearnedRatios;
 use super::matching::RunRows;
 use super::model::{CompareOptions, OpComparison, OpSide, SamplesBasis};
 use crate::analysis::hardware::Hardware;
@@ -25,6 +26,8 @@ pub(super) struct Context<'a> {
     pub(super) baseline_total_us: f64,
     /// Baseline and candidate hardware, when the sides differ and both are known.
     pub(super) hardware_pair: Option<(&'a Hardware, &'a Hardware)>,
+    /// Ratios learned from earlier paired runs, when the sides differ.
+    pub(super) learned: Option<&'a LearnedRatios>,
 }
 
 impl Context<'_> {
@@ -161,9 +164,13 @@ impl Context<'_> {
             .collect();
         let baseline = self.baseline_side(rows);
         let candidate_side = self.candidate_side(candidate);
-        let expected = self
-            .hardware_pair
-            .and_then(|(b, c)| expectation(&baseline, b, c));
+        let learned = self.learned.and_then(|l| l.rows.get(key));
+        let expected = match learned {
+            Some(learned) => Some(learned.expectation()),
+            None => self
+                .hardware_pair
+                .and_then(|(b, c)| expectation(&baseline, b, c)),
+        };
         let impact_us = candidate_side.time_us - baseline.time_us;
         OpComparison {
             baseline_sample_median_us: stats::median(&base_samples).unwrap_or(0.0),

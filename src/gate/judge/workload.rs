@@ -8,6 +8,7 @@ use super::findings::{
     time_per,
 };
 use super::integrity::integrity_findings;
+use super::learned::{is_learned, judge_learned};
 use super::limits::{budget_findings, efficiency_findings};
 use super::rows::{judge_cross_platform, judge_same_platform};
 use super::timeline::timeline_findings;
@@ -77,7 +78,9 @@ pub(super) fn judge_workload(
         let too_small = op.baseline.time_us.max(op.candidate.time_us)
             < noise.min_time_for(comparison.baseline_total_us);
         if !too_small {
-            let judged = if comparison.cross_platform {
+            let judged = if comparison.cross_platform && is_learned(op) {
+                judge_learned(op, policy, workload, comparison)
+            } else if comparison.cross_platform {
                 judge_cross_platform(
                     op,
                     policy,

@@ -8,7 +8,7 @@ use super::findings::{
     time_per,
 };
 use super::integrity::integrity_findings;
-use super::learned::{is_learned, judge_learned};
+use super::learned::{is_learned, judge_learned, judge_risen_rows, risen_impact};
 use super::limits::{budget_findings, efficiency_findings};
 use super::rows::{judge_cross_platform, judge_same_platform};
 use super::timeline::timeline_findings;
@@ -48,6 +48,10 @@ pub(super) fn judge_workload(
         std::collections::BTreeMap::new();
     // Names with a row finding pending: their op total is not judged again.
     let mut flagged: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
+    // Across platforms, learned rows whose ratio rose beyond its tolerance
+    // but each below the impact minimum, by op name, with their impacts.
+    let mut risen_by_name: std::collections::BTreeMap<&str, Vec<(&OpComparison, f64)>> =
+        std::collections::BTreeMap::new();
     for op in &comparison.ops {
         let side = &op.candidate;
         if policy.is_ignored(
@@ -103,7 +107,14 @@ pub(super) fn judge_workload(
             .estimate
             .bounds()
             .is_some_and(|b| b.interval.low > 1.0 + threshold_percent / 100.0);
-        if !comparison.cross_platform && confidently_slower && op.impact_percent > 0.0 {
+        if comparison.cross_platform {
+            if let Some(impact) = risen_impact(op, policy, comparison).filter(|_| !too_small) {
+                risen_by_name
+                    .entry(side.key.name.as_str())
+                    .or_default()
+                    .push((op, impact));
+            }
+        } else if confidently_slower && op.impact_percent > 0.0 {
             slower_by_name
                 .entry(op.candidate.key.name.as_str())
                 .or_default()
@@ -170,6 +181,13 @@ pub(super) fn judge_workload(
             })
             .fold(0.0, f64::max);
         pending.push(Pending { finding, p_value });
+    }
+    // Likewise across platforms: an op whose ratio rose in many shapes.
+    for (name, rows) in risen_by_name {
+        if let Some(judged) = judge_risen_rows(name, &rows, policy, comparison) {
+            flagged.insert(name);
+            pending.push(judged);
+        }
     }
     total_findings(comparison, policy, &flagged, pending);
     for change in &comparison.shape_changed {

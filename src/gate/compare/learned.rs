@@ -12,7 +12,6 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::model::{Expectation, ExpectationBasis};
 use crate::gate::snapshot::OpKey;
 
 /// One op's ratio over the earlier paired runs.
@@ -26,20 +25,6 @@ pub struct LearnedRatio {
     pub spread: f64,
     /// Earlier paired runs the ratio was learned from.
     pub runs: usize,
-}
-
-impl LearnedRatio {
-    /// The expectation a comparison row carries for this learned ratio.
-    pub fn expectation(&self) -> Expectation {
-        Expectation {
-            ratio: self.ratio,
-            basis: ExpectationBasis::History {
-                runs: self.runs,
-                spread: self.spread,
-            },
-            spec: None,
-        }
-    }
 }
 
 /// The key of an op total: op name and call site (`nn.Module` path).

@@ -4,9 +4,11 @@
 
 use super::expected::expectation;
 use super::kernels::kernel_diff;
-use super::learned::LearnedRatios;
+use super::learned::{LearnedRatio, LearnedRatios};
 use super::matching::RunRows;
-use super::model::{CompareOptions, OpComparison, OpSide, SamplesBasis};
+use super::model::{
+    CompareOptions, Expectation, ExpectationBasis, OpComparison, OpSide, SamplesBasis,
+};
 use crate::analysis::hardware::Hardware;
 use crate::analysis::ops::stats::percent;
 use crate::gate::snapshot::{OpKey, OpSnapshot, Snapshot};
@@ -166,7 +168,7 @@ impl Context<'_> {
         let candidate_side = self.candidate_side(candidate);
         let learned = self.learned.and_then(|l| l.rows.get(key));
         let expected = match learned {
-            Some(learned) => Some(learned.expectation()),
+            Some(learned) => Some(learned_expectation(learned)),
             None => self
                 .hardware_pair
                 .and_then(|(b, c)| expectation(&baseline, b, c)),
@@ -185,6 +187,18 @@ impl Context<'_> {
             baseline,
             candidate: candidate_side,
         }
+    }
+}
+
+/// The expectation a row carries for a learned ratio.
+pub(super) fn learned_expectation(learned: &LearnedRatio) -> Expectation {
+    Expectation {
+        ratio: learned.ratio,
+        basis: ExpectationBasis::History {
+            runs: learned.runs,
+            spread: learned.spread,
+        },
+        spec: None,
     }
 }
 

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use super::learned::TotalKey;
 use super::model::{OpComparison, OpSide, SamplesBasis};
-use super::rows::{Context, median_or_zero};
+use super::rows::{Context, learned_expectation, median_or_zero};
 use crate::analysis::ops::stats::{Stats, percent};
 use crate::gate::snapshot::{OpKey, OpSnapshot, Snapshot};
 use crate::gate::stats;
@@ -214,7 +214,7 @@ fn compare_total(context: &Context<'_>, key: &TotalKey, group: &Group<'_>) -> Op
         expected: context
             .learned
             .and_then(|l| l.totals.get(key))
-            .map(|l| l.expectation()),
+            .map(learned_expectation),
         impact_percent: percent(impact_us, context.baseline_total_us),
         impact_us,
         baseline,

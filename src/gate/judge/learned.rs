@@ -5,13 +5,14 @@
 //! slower on the candidate (or faster on the baseline) since those runs.
 
 use super::findings::{
-    Pending, op_finding, priority_of, sample_per, set_sample_figures, short_op, time_per,
+    Pending, priority_of, ratio_finding, sample_per, set_sample_figures, short_op, summed_rows,
+    time_per,
 };
 use crate::analysis::ops::stats::percent;
 use crate::gate::compare::{Comparison, ExpectationBasis, OpComparison};
 use crate::gate::policy::Policy;
 use crate::gate::stats::{RatioEstimate, normal_upper_tail};
-use crate::gate::verdict::{Finding, FindingKind, LearnedFrom, Severity};
+use crate::gate::verdict::{Finding, LearnedFrom, Severity};
 
 /// The tolerance is at least this many robust spreads of the learned ratio.
 pub(super) const SPREAD_MULTIPLE: f64 = 3.0;
@@ -194,10 +195,8 @@ pub(super) fn judge_learned(
         return None;
     };
     let side = &op.candidate;
-    let mut finding = op_finding(
-        "cross_platform",
+    let mut finding = ratio_finding(
         severity,
-        FindingKind::UnexpectedRatio,
         workload,
         side,
         format!(
@@ -265,10 +264,8 @@ pub(super) fn judge_risen_rows(
         .count();
     let change = cand / base / expected;
     let per = time_per(comparison);
-    let mut finding = op_finding(
-        "cross_platform",
+    let mut finding = ratio_finding(
         severity,
-        FindingKind::UnexpectedRatio,
         &comparison.workload,
         &rows[0].0.candidate,
         format!(
@@ -279,13 +276,7 @@ pub(super) fn judge_risen_rows(
             widest.tolerance_percent,
         ),
     );
-    if let Some(op) = finding.op.as_mut() {
-        op.input_dims = format!("{} shapes", moves.len());
-        op.input_type.clear();
-        op.input_strides.clear();
-    }
-    finding.metric = format!("kernel time per {} (rows summed)", per.as_str());
-    finding.statistics.per = Some(per);
+    summed_rows(&mut finding, moves.len(), Some(per));
     finding.baseline = Some(base);
     finding.candidate = Some(cand);
     finding.delta_percent = Some((cand / base - 1.0) * 100.0);

@@ -5,7 +5,7 @@
 
 use super::findings::{
     Pending, ignored, nothing_to_compare, op_finding, priority_of, set_sample_figures, short_op,
-    time_per,
+    summed_rows, time_per,
 };
 use super::integrity::integrity_findings;
 use super::learned::{is_learned, judge_learned, judge_risen_rows, risen_impact};
@@ -159,13 +159,7 @@ pub(super) fn judge_workload(
                 (median_ratio - 1.0) * 100.0
             ),
         );
-        if let Some(op) = finding.op.as_mut() {
-            op.input_dims = format!("{} shapes", rows.len());
-            op.input_type.clear();
-            op.input_strides.clear();
-        }
-        finding.metric = format!("kernel time per {} (rows summed)", per.as_str());
-        finding.statistics.per = Some(per);
+        summed_rows(&mut finding, rows.len(), Some(per));
         finding.baseline = Some(rows.iter().map(|op| op.baseline.time_us).sum());
         finding.candidate = Some(rows.iter().map(|op| op.candidate.time_us).sum());
         finding.delta_percent = Some((median_ratio - 1.0) * 100.0);
@@ -319,11 +313,7 @@ fn kernel_selection_finding(
     set_sample_figures(&mut finding, op);
     let impact: f64 = rows.iter().map(|o| o.impact_percent).sum();
     if rows.len() > 1 {
-        if let Some(op_ref) = finding.op.as_mut() {
-            op_ref.input_dims = format!("{} shapes", rows.len());
-            op_ref.input_type.clear();
-            op_ref.input_strides.clear();
-        }
+        summed_rows(&mut finding, rows.len(), None);
     }
     finding.impact_percent = Some(impact);
     // At least medium: a changed kernel choice matters even at equal time.

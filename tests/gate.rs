@@ -29,6 +29,7 @@ use tempfile::TempDir;
 
 use crate::util::{corpus_dir, tracegate};
 
+mod learned;
 mod noise;
 
 const QWEN_H100: &str = "tracelens/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz";

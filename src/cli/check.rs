@@ -346,6 +346,7 @@ pub fn check(
                     confidence: policy.noise.confidence,
                     resamples: policy.noise.resamples as usize,
                     seed: policy.noise.seed,
+                    learned: None,
                 };
                 let snapshots: Vec<Snapshot> =
                     baseline_sides.iter().map(|s| s.snapshot.clone()).collect();

@@ -19,8 +19,10 @@ pub const VERDICT_SCHEMA_VERSION: u32 = 1;
 /// severity, a finding's `accepted`, `counts.accepted`, the `policy`
 /// finding kind and the finding fields of [`FindingStatistics`] (`per`,
 /// `limit_unit`, `interval_kind`, `confidence`, `samples`, `inconclusive`,
-/// `min_detectable_effect_percent`).
-pub const VERDICT_SCHEMA_MINOR: u32 = 2;
+/// `min_detectable_effect_percent`); 3 the finding field
+/// `expected_learned` (a cross-platform expected ratio learned from earlier
+/// paired runs).
+pub const VERDICT_SCHEMA_MINOR: u32 = 3;
 
 /// How much a finding matters, as the policy rule that raised it says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -304,6 +306,31 @@ pub struct FindingStatistics {
     /// The smallest slowdown, %, these samples would have confirmed (see
     /// docs/POLICY.md); with `inconclusive`.
     pub min_detectable_effect_percent: Option<f64>,
+    /// Cross-platform: `expected_ratio` was learned from earlier paired
+    /// runs, not derived from the hardware (schema minor 3).
+    pub expected_learned: Option<LearnedFrom>,
+}
+
+/// What a learned expected ratio rests on.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LearnedFrom {
+    /// Earlier paired runs of the workload on the same two platforms.
+    pub runs: usize,
+    /// Robust spread of the ratio over those runs, % (1.4826 × the median
+    /// absolute relative deviation).
+    pub spread_percent: f64,
+}
+
+impl LearnedFrom {
+    /// `learned over 8 runs ±1.6%`.
+    pub fn describe(&self) -> String {
+        let runs = if self.runs == 1 { "run" } else { "runs" };
+        format!(
+            "learned over {} {runs} ±{:.1}%",
+            self.runs,
+            self.spread_percent.max(0.0)
+        )
+    }
 }
 
 impl FindingStatistics {

@@ -8,6 +8,7 @@
 
 pub mod dashboard;
 pub mod entry;
+pub mod ratios;
 pub mod series;
 pub mod store;
 pub mod window;

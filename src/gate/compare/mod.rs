@@ -42,9 +42,11 @@
 //!   the baseline's GPU busy time over the same span.
 //! - **Kernel selection**: when the kernel-name sequences differ, a unified
 //!   diff (the `similar` crate), whether or not the time changed.
-//! - **Cross-platform expectation** when the hardware differs: the ratio of
-//!   roofline times on the two platforms (one peak basis on both sides, see `expected.rs`), or by category
-//!   when the row has no perf model.
+//! - **Cross-platform expectation** when the hardware differs: the ratio
+//!   learned from earlier paired runs when [`CompareOptions::learned`] has
+//!   one for the row (or op total), else the ratio of roofline times on the
+//!   two platforms (one peak basis on both sides, see `expected.rs`), or by
+//!   category when the row has no perf model.
 //!
 //! # Graph replay
 //!
@@ -59,7 +61,8 @@
 //! `model.rs` holds the data a comparison is made of; `matching.rs` pairs op
 //! rows; `rows.rs` builds each side of a row and its samples, interval and
 //! noise; `timeline.rs` compares the GPU-timeline metrics; `expected.rs`
-//! derives cross-platform ratios; `kernels.rs` diffs kernel sequences;
+//! derives cross-platform ratios from the hardware and `learned.rs` holds
+//! those learned from history; `kernels.rs` diffs kernel sequences;
 //! `graph.rs` folds changes inside graphs and reads coverage;
 //! `notes.rs` writes the remarks and the nothing-to-compare reason. This
 //! file puts them together.
@@ -71,6 +74,7 @@
 mod expected;
 mod graph;
 mod kernels;
+mod learned;
 mod matching;
 mod model;
 mod notes;
@@ -85,6 +89,7 @@ use crate::gate::snapshot::Snapshot;
 
 pub use expected::expectation;
 pub use kernels::kernel_diff;
+pub use learned::{LearnedRatio, LearnedRatios, TotalKey};
 pub use model::{
     CompareOptions, Comparison, DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, Expectation,
     ExpectationBasis, ImpactBasis, OpComparison, OpSide, SamplesBasis, ShapeChange,
@@ -93,7 +98,7 @@ pub use model::{
 
 use graph::{coverage_of, fold_graph_changes};
 use matching::match_rows;
-use notes::{join_counts, nothing_to_compare, platforms, runtime_notes};
+use notes::{join_counts, learned_note, nothing_to_compare, platforms, runtime_notes};
 use rows::{Context, median_or_zero};
 use timeline::compare_timeline;
 use totals::op_totals;
@@ -141,6 +146,10 @@ pub fn compare(
         (Some(b), Some(c)) if cross_platform => Some((b, c)),
         _ => None,
     };
+    let learned = options
+        .learned
+        .as_ref()
+        .filter(|l| cross_platform && !l.is_empty());
 
     let context = Context {
         baselines,
@@ -149,6 +158,7 @@ pub fn compare(
         scale: &scale,
         baseline_total_us,
         hardware_pair,
+        learned,
     };
     let timeline = compare_timeline(&context);
     let op_totals = op_totals(&context);
@@ -221,6 +231,9 @@ pub fn compare(
         } else {
             format!("{diffs} matched op rows launch a different kernel sequence")
         });
+    }
+    if let Some(learned) = learned {
+        notes.push(learned_note(&ops, &op_totals, learned.runs()));
     }
     runtime_notes(baselines, candidate, &mut notes);
 

@@ -12,6 +12,8 @@ use crate::gate::snapshot::{Fingerprint, OpKey};
 use crate::gate::stats::RatioEstimate;
 use crate::gate::verdict::OpRef;
 
+use super::learned::LearnedRatios;
+
 /// Default two-sided confidence level of the intervals.
 pub const DEFAULT_CONFIDENCE: f64 = 0.95;
 
@@ -34,6 +36,10 @@ pub struct CompareOptions {
     pub resamples: usize,
     /// Seed of the resampling.
     pub seed: u64,
+    /// Cross-platform: the ratios learned from earlier paired runs of this
+    /// workload on the same two platforms; a row with one is judged against
+    /// it instead of the hardware's expectation.
+    pub learned: Option<LearnedRatios>,
 }
 
 impl Default for CompareOptions {
@@ -44,6 +50,7 @@ impl Default for CompareOptions {
             confidence: DEFAULT_CONFIDENCE,
             resamples: DEFAULT_RESAMPLES,
             seed: DEFAULT_SEED,
+            learned: None,
         }
     }
 }
@@ -72,7 +79,7 @@ pub enum ImpactBasis {
 }
 
 /// Where an expected cross-platform ratio comes from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ExpectationBasis {
     /// Ratio of roofline times, `max(flops / peak, bytes / bandwidth)`, from
@@ -84,9 +91,19 @@ pub enum ExpectationBasis {
     /// Peak FLOP/s ratio for the row's dtype: a compute-bound category
     /// (GEMM, convolution, attention) without a perf model.
     PeakCompute,
+    /// The median ratio the row showed over earlier paired runs of the same
+    /// workload on the same two platforms ([`LearnedRatios`]): the stacks'
+    /// gap is in it, so only a change of the ratio is a finding.
+    History {
+        /// Earlier paired runs it was learned from.
+        runs: usize,
+        /// Robust relative spread of those runs' ratios (0.03 = 3%).
+        spread: f64,
+    },
 }
 
-/// The time ratio (candidate / baseline) the hardware difference alone explains.
+/// The time ratio (candidate / baseline) the hardware difference alone
+/// explains, or the one learned from earlier paired runs.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Expectation {
     /// Expected candidate / baseline time.
@@ -186,8 +203,9 @@ pub struct OpComparison {
     /// (relative, 0.04 = 4%); `None` with fewer than two baseline runs
     /// having the row.
     pub noise: Option<f64>,
-    /// Cross-platform: the ratio the hardware explains; `None` on one
-    /// platform or without hardware figures.
+    /// Cross-platform: the ratio learned from earlier paired runs, else
+    /// the one the hardware explains; `None` on one platform, or without
+    /// either.
     pub expected: Option<Expectation>,
     /// Candidate minus baseline time (per run or per step, see
     /// [`Comparison::impact_basis`]), µs.

@@ -2,7 +2,7 @@
 //! and platforms of the two sides differ, software that changed, and why
 //! nothing can be compared when that is so.
 
-use super::model::CompareOptions;
+use super::model::{CompareOptions, ExpectationBasis, OpComparison};
 use crate::gate::snapshot::{Fingerprint, Snapshot};
 
 /// `1, 1, 2`-style list of step counts (deduplicated).
@@ -64,6 +64,25 @@ pub(super) fn platforms(
         );
     }
     (cross, baseline_name, candidate_name)
+}
+
+/// How many matched rows are judged against a ratio learned over `runs`
+/// earlier paired runs, and how many fall back to the hardware's.
+pub(super) fn learned_note(ops: &[OpComparison], totals: &[OpComparison], runs: usize) -> String {
+    let learned = |rows: &[OpComparison]| {
+        rows.iter()
+            .filter(|o| {
+                o.expected
+                    .is_some_and(|e| matches!(e.basis, ExpectationBasis::History { .. }))
+            })
+            .count()
+    };
+    let (rows, op_totals) = (learned(ops), learned(totals));
+    format!(
+        "expected ratios learned from up to {runs} earlier paired run(s) for {rows} of {} matched          op rows and {op_totals} of {} op totals; the other rows keep the hardware's expected ratio",
+        ops.len(),
+        totals.len()
+    )
 }
 
 /// Notes on software that changed between the sides.

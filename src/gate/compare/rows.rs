@@ -4,8 +4,11 @@
 
 use super::expected::expectation;
 use super::kernels::kernel_diff;
+use super::learned::{LearnedRatio, LearnedRatios};
 use super::matching::RunRows;
-use super::model::{CompareOptions, OpComparison, OpSide, SamplesBasis};
+use super::model::{
+    CompareOptions, Expectation, ExpectationBasis, OpComparison, OpSide, SamplesBasis,
+};
 use crate::analysis::hardware::Hardware;
 use crate::analysis::ops::stats::percent;
 use crate::gate::snapshot::{OpKey, OpSnapshot, Snapshot};
@@ -25,6 +28,8 @@ pub(super) struct Context<'a> {
     pub(super) baseline_total_us: f64,
     /// Baseline and candidate hardware, when the sides differ and both are known.
     pub(super) hardware_pair: Option<(&'a Hardware, &'a Hardware)>,
+    /// Ratios learned from earlier paired runs, when the sides differ.
+    pub(super) learned: Option<&'a LearnedRatios>,
 }
 
 impl Context<'_> {
@@ -161,9 +166,13 @@ impl Context<'_> {
             .collect();
         let baseline = self.baseline_side(rows);
         let candidate_side = self.candidate_side(candidate);
-        let expected = self
-            .hardware_pair
-            .and_then(|(b, c)| expectation(&baseline, b, c));
+        let learned = self.learned.and_then(|l| l.rows.get(key));
+        let expected = match learned {
+            Some(learned) => Some(learned_expectation(learned)),
+            None => self
+                .hardware_pair
+                .and_then(|(b, c)| expectation(&baseline, b, c)),
+        };
         let impact_us = candidate_side.time_us - baseline.time_us;
         OpComparison {
             baseline_sample_median_us: stats::median(&base_samples).unwrap_or(0.0),
@@ -178,6 +187,18 @@ impl Context<'_> {
             baseline,
             candidate: candidate_side,
         }
+    }
+}
+
+/// The expectation a row carries for a learned ratio.
+pub(super) fn learned_expectation(learned: &LearnedRatio) -> Expectation {
+    Expectation {
+        ratio: learned.ratio,
+        basis: ExpectationBasis::History {
+            runs: learned.runs,
+            spread: learned.spread,
+        },
+        spec: None,
     }
 }
 

@@ -10,14 +10,12 @@
 
 use std::collections::BTreeMap;
 
+use super::learned::TotalKey;
 use super::model::{OpComparison, OpSide, SamplesBasis};
-use super::rows::{Context, median_or_zero};
+use super::rows::{Context, learned_expectation, median_or_zero};
 use crate::analysis::ops::stats::{Stats, percent};
 use crate::gate::snapshot::{OpKey, OpSnapshot, Snapshot};
 use crate::gate::stats;
-
-/// Which rows a total gathers: op name and call site.
-type TotalKey = (String, Option<String>);
 
 /// The rows of one op name and call site on each side.
 #[derive(Default)]
@@ -212,7 +210,11 @@ fn compare_total(context: &Context<'_>, key: &TotalKey, group: &Group<'_>) -> Op
         noise: stats::max_relative_deviation(
             &base_sums.iter().map(|(time, _)| *time).collect::<Vec<_>>(),
         ),
-        expected: None,
+        // Only a learned ratio: a total has no perf model to derive one from.
+        expected: context
+            .learned
+            .and_then(|l| l.totals.get(key))
+            .map(learned_expectation),
         impact_percent: percent(impact_us, context.baseline_total_us),
         impact_us,
         baseline,

@@ -69,6 +69,38 @@ pub(super) fn op_finding(
     }
 }
 
+/// Makes an op finding about `shapes` rows of its op together: its op
+/// is named with `N shapes` for the dims, without dtypes or strides; and
+/// for rows summed, its metric says so.
+pub(super) fn summed_rows(finding: &mut Finding, shapes: usize, per: Option<Per>) {
+    if let Some(op) = finding.op.as_mut() {
+        op.input_dims = format!("{shapes} shapes");
+        op.input_type.clear();
+        op.input_strides.clear();
+    }
+    if let Some(per) = per {
+        finding.metric = format!("kernel time per {} (rows summed)", per.as_str());
+        finding.statistics.per = Some(per);
+    }
+}
+
+/// A cross-platform finding about an op's ratio.
+pub(super) fn ratio_finding(
+    severity: Severity,
+    workload: &str,
+    side: &OpSide,
+    message: String,
+) -> Finding {
+    op_finding(
+        "cross_platform",
+        severity,
+        FindingKind::UnexpectedRatio,
+        workload,
+        side,
+        message,
+    )
+}
+
 /// Priority from the share of total GPU time a finding adds or saves.
 pub(super) fn priority_of(impact_percent: f64) -> FindingPriority {
     match impact_percent.abs() {

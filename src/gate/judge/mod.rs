@@ -12,7 +12,9 @@
 //! share of GPU time warns, and a point estimate beyond the threshold whose
 //! bounds reach back inside it is `inconclusive`, with its minimum
 //! detectable effect. Across platforms the same tests run against
-//! each op's expected hardware ratio widened by the slack.
+//! each op's expected hardware ratio widened by the slack, or, where
+//! history taught the op's ratio, against that learned ratio widened by
+//! its run-to-run spread (`learned.rs`).
 //!
 //! A verdict is only as good as the rows it judges: when they hold less
 //! than the policy's share of either side's GPU time, or a trace says it is
@@ -27,7 +29,8 @@
 //! This file judges the workloads and assembles the verdict; `workload.rs`
 //! walks one workload's comparison; `rows.rs` judges a matched row
 //! statistically (same platform, across platforms) and applies the
-//! false-discovery control; `timeline.rs` the timeline rules; `limits.rs`
+//! false-discovery control; `learned.rs` judges a row against its learned
+//! cross-platform ratio; `timeline.rs` the timeline rules; `limits.rs`
 //! the efficiency floors and budgets; `integrity.rs` the coverage rule that
 //! makes a verdict inconclusive; `findings.rs` builds findings;
 //! `groups.rs` groups the final findings by op (one line per op, with its
@@ -39,6 +42,7 @@ mod accept;
 mod findings;
 mod groups;
 mod integrity;
+mod learned;
 mod limits;
 mod rows;
 mod summary;
@@ -205,7 +209,8 @@ pub fn judge_with(workloads: &[Workload], policy: &Policy, options: &JudgeOption
             f.severity == Severity::Fail
                 && ((f.kind == FindingKind::Regression && !f.statistics.inconclusive)
                     || (f.kind == FindingKind::UnexpectedRatio
-                        && f.delta_percent.unwrap_or(0.0) > 0.0))
+                        && (f.delta_percent.unwrap_or(0.0) > 0.0
+                            || f.statistics.expected_learned.is_some())))
         })
         .count();
     counts.improvements = findings

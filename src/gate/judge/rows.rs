@@ -3,7 +3,8 @@
 //! across platforms; then Benjamini–Hochberg control over all such rows.
 
 use super::findings::{
-    Pending, interval_words, op_finding, priority_of, sample_per, set_sample_figures, short_op,
+    Pending, interval_words, op_finding, priority_of, ratio_finding, sample_per,
+    set_sample_figures, short_op,
 };
 use crate::analysis::hardware::{ComputeSpec, Hardware};
 use crate::analysis::ops::stats::percent;
@@ -260,10 +261,8 @@ pub(super) fn judge_cross_platform(
     } else {
         return None;
     };
-    let mut finding = op_finding(
-        "cross_platform",
+    let mut finding = ratio_finding(
         severity,
-        FindingKind::UnexpectedRatio,
         workload,
         side,
         format!(

@@ -1,5 +1,6 @@
 //! Op totals judged: an op's shapes summed per step ([`Comparison::op_totals`])
-//! under the same statistical test as a matched row, for ops that no row
+//! under the same statistical test as a matched row (across platforms: its
+//! learned ratio, when history taught one), for ops that no row
 //! of their own flagged (an op whose shapes change every step has no
 //! matched row worth judging). Communication is left to the timeline's
 //! exposed-communication rule (`workload.rs` says why).
@@ -7,6 +8,7 @@
 use std::collections::BTreeSet;
 
 use super::findings::{Pending, ignored};
+use super::learned::judge_learned;
 use super::rows::judge_same_platform;
 use crate::analysis::ops::category::Category;
 use crate::gate::compare::{Comparison, OpSide};
@@ -26,18 +28,16 @@ pub(super) fn has_total(comparison: &Comparison, side: &OpSide) -> bool {
     })
 }
 
-/// Pending findings for the op totals of one workload (same platform
-/// only), leaving out names in `flagged` (a row of theirs is already
-/// pending).
+/// Pending findings for the op totals of one workload, leaving out names
+/// in `flagged` (a row of theirs is already pending). Across platforms
+/// only totals with a learned ratio are judged (a total has no perf model
+/// for a hardware ratio).
 pub(super) fn total_findings(
     comparison: &Comparison,
     policy: &Policy,
     flagged: &BTreeSet<&str>,
     pending: &mut Vec<Pending>,
 ) {
-    if comparison.cross_platform {
-        return;
-    }
     let noise = &policy.noise;
     for total in &comparison.op_totals {
         let side = &total.candidate;
@@ -50,11 +50,12 @@ pub(super) fn total_findings(
         if total.baseline.time_us.max(side.time_us) < noise.min_time_us {
             continue;
         }
-        let threshold_percent = noise.threshold_percent(total.noise.map(|n| n * 100.0));
-        if let Some(judged) =
+        let judged = if comparison.cross_platform {
+            judge_learned(total, policy, &comparison.workload, comparison)
+        } else {
+            let threshold_percent = noise.threshold_percent(total.noise.map(|n| n * 100.0));
             judge_same_platform(total, policy, &comparison.workload, threshold_percent)
-        {
-            pending.push(judged);
-        }
+        };
+        pending.extend(judged);
     }
 }

@@ -5,9 +5,10 @@
 
 use super::findings::{
     Pending, ignored, nothing_to_compare, op_finding, priority_of, set_sample_figures, short_op,
-    time_per,
+    summed_rows, time_per,
 };
 use super::integrity::integrity_findings;
+use super::learned::{is_learned, judge_learned, judge_risen_rows, risen_impact};
 use super::limits::{budget_findings, efficiency_findings};
 use super::rows::{judge_cross_platform, judge_same_platform};
 use super::timeline::timeline_findings;
@@ -47,6 +48,10 @@ pub(super) fn judge_workload(
         std::collections::BTreeMap::new();
     // Names with a row finding pending: their op total is not judged again.
     let mut flagged: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
+    // Across platforms, learned rows whose ratio rose beyond its tolerance
+    // but each below the impact minimum, by op name, with their impacts.
+    let mut risen_by_name: std::collections::BTreeMap<&str, Vec<(&OpComparison, f64)>> =
+        std::collections::BTreeMap::new();
     for op in &comparison.ops {
         let side = &op.candidate;
         if policy.is_ignored(
@@ -77,7 +82,9 @@ pub(super) fn judge_workload(
         let too_small = op.baseline.time_us.max(op.candidate.time_us)
             < noise.min_time_for(comparison.baseline_total_us);
         if !too_small {
-            let judged = if comparison.cross_platform {
+            let judged = if comparison.cross_platform && is_learned(op) {
+                judge_learned(op, policy, workload, comparison)
+            } else if comparison.cross_platform {
                 judge_cross_platform(
                     op,
                     policy,
@@ -100,7 +107,14 @@ pub(super) fn judge_workload(
             .estimate
             .bounds()
             .is_some_and(|b| b.interval.low > 1.0 + threshold_percent / 100.0);
-        if !comparison.cross_platform && confidently_slower && op.impact_percent > 0.0 {
+        if comparison.cross_platform {
+            if let Some(impact) = risen_impact(op, policy, comparison).filter(|_| !too_small) {
+                risen_by_name
+                    .entry(side.key.name.as_str())
+                    .or_default()
+                    .push((op, impact));
+            }
+        } else if confidently_slower && op.impact_percent > 0.0 {
             slower_by_name
                 .entry(op.candidate.key.name.as_str())
                 .or_default()
@@ -145,13 +159,7 @@ pub(super) fn judge_workload(
                 (median_ratio - 1.0) * 100.0
             ),
         );
-        if let Some(op) = finding.op.as_mut() {
-            op.input_dims = format!("{} shapes", rows.len());
-            op.input_type.clear();
-            op.input_strides.clear();
-        }
-        finding.metric = format!("kernel time per {} (rows summed)", per.as_str());
-        finding.statistics.per = Some(per);
+        summed_rows(&mut finding, rows.len(), Some(per));
         finding.baseline = Some(rows.iter().map(|op| op.baseline.time_us).sum());
         finding.candidate = Some(rows.iter().map(|op| op.candidate.time_us).sum());
         finding.delta_percent = Some((median_ratio - 1.0) * 100.0);
@@ -167,6 +175,13 @@ pub(super) fn judge_workload(
             })
             .fold(0.0, f64::max);
         pending.push(Pending { finding, p_value });
+    }
+    // Likewise across platforms: an op whose ratio rose in many shapes.
+    for (name, rows) in risen_by_name {
+        if let Some(judged) = judge_risen_rows(name, &rows, policy, comparison) {
+            flagged.insert(name);
+            pending.push(judged);
+        }
     }
     total_findings(comparison, policy, &flagged, pending);
     for change in &comparison.shape_changed {
@@ -298,11 +313,7 @@ fn kernel_selection_finding(
     set_sample_figures(&mut finding, op);
     let impact: f64 = rows.iter().map(|o| o.impact_percent).sum();
     if rows.len() > 1 {
-        if let Some(op_ref) = finding.op.as_mut() {
-            op_ref.input_dims = format!("{} shapes", rows.len());
-            op_ref.input_type.clear();
-            op_ref.input_strides.clear();
-        }
+        summed_rows(&mut finding, rows.len(), None);
     }
     finding.impact_percent = Some(impact);
     // At least medium: a changed kernel choice matters even at equal time.

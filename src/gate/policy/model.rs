@@ -273,6 +273,14 @@ pub struct CrossPlatform {
     pub slack_percent: f64,
     /// Severity of an unexpectedly slow op (unexpectedly fast ones are `info`).
     pub severity: Severity,
+    /// With ratios learned from earlier paired runs (history): the smallest
+    /// change of an op's ratio that is a finding, %; the tolerance is the
+    /// larger of this and three times the ratio's spread over those runs.
+    #[serde(deserialize_with = "de::non_negative")]
+    pub history_tolerance_percent: f64,
+    /// Severity of an op whose ratio rose beyond its learned ratio and
+    /// tolerance (a fall is `info`).
+    pub history_severity: Severity,
     /// Per-op overrides, first match wins.
     #[serde(deserialize_with = "de::validated_list")]
     pub rules: Vec<RatioRule>,
@@ -285,6 +293,8 @@ impl Default for CrossPlatform {
             expected: Expected::Roofline,
             slack_percent: 25.0,
             severity: Severity::Warn,
+            history_tolerance_percent: 10.0,
+            history_severity: Severity::Fail,
             rules: Vec::new(),
         }
     }

@@ -109,6 +109,27 @@ pub fn quantile_sorted(sorted: &[f64], q: f64) -> Option<f64> {
     Some(sorted[below] + (sorted[above] - sorted[below]) * fraction)
 }
 
+/// P(Z > z) for a standard normal Z (Abramowitz & Stegun 7.1.26, absolute
+/// error below 1.5e-7): the p-value of a test whose noise is a measured
+/// spread rather than a bootstrap distribution.
+pub fn normal_upper_tail(z: f64) -> f64 {
+    if z.is_nan() {
+        return f64::NAN;
+    }
+    let x = z.abs() / std::f64::consts::SQRT_2;
+    let t = 1.0 / (1.0 + 0.327_591_1 * x);
+    let poly = t
+        * (0.254_829_592
+            + t * (-0.284_496_736
+                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+    let erfc = poly * (-x * x).exp();
+    if z >= 0.0 {
+        erfc / 2.0
+    } else {
+        1.0 - erfc / 2.0
+    }
+}
+
 /// `candidate / baseline`, with the edge cases of zero times: 0/0 is 1 (no
 /// change), x/0 is +∞.
 pub fn ratio(candidate: f64, baseline: f64) -> f64 {

@@ -225,3 +225,11 @@ fn minimum_detectable_effect_grows_with_the_spread() {
     assert!((tight_mde - 5.0).abs() < 1e-9, "{tight_mde}");
     assert!(wide_mde > 20.0, "{wide_mde}");
 }
+
+#[test]
+fn normal_upper_tail_matches_tables() {
+    assert!((normal_upper_tail(0.0) - 0.5).abs() < 1e-7);
+    assert!((normal_upper_tail(1.959_964) - 0.025).abs() < 1e-6);
+    assert!((normal_upper_tail(-1.644_854) - 0.95).abs() < 1e-6);
+    assert!(normal_upper_tail(10.0) < 1e-20);
+}

@@ -235,8 +235,11 @@ impl Row {
             candidate: time_with_per(f.candidate, &unit, f),
             delta: signed_percent(f.delta_percent),
             interval: interval_text(f),
-            expected: match f.expected_ratio {
-                Some(r) if r.is_finite() => format!("×{r:.2}"),
+            expected: match (f.expected_ratio, f.statistics.expected_learned) {
+                (Some(r), Some(learned)) if r.is_finite() => {
+                    format!("×{r:.2} {}", learned.describe())
+                }
+                (Some(r), None) if r.is_finite() => format!("×{r:.2}"),
                 _ => NONE.to_string(),
             },
             limit: with_unit(

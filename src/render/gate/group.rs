@@ -5,7 +5,9 @@
 use serde::Serialize;
 
 use super::finding::{NONE, Row, kind_label, shape_of, signed_percent};
-use crate::gate::verdict::{Counts, Finding, FindingGroup, FindingKind, Severity, Verdict};
+use crate::gate::verdict::{
+    Counts, Finding, FindingGroup, FindingKind, LearnedFrom, Severity, Verdict,
+};
 use crate::render::text::{plain_url, shorten};
 
 /// One shape of a group, for the collapsed block.
@@ -224,14 +226,43 @@ fn why(group: &FindingGroup, findings: &[&Finding], cross_platform: bool) -> Str
             .iter()
             .filter_map(|f| f.expected_ratio.filter(|r| r.is_finite()))
             .collect();
+        // Learned over the same runs for every row of a group: the most
+        // runs and the widest spread stand for them.
+        let learned = findings
+            .iter()
+            .filter_map(|f| f.statistics.expected_learned)
+            .reduce(|a, b| LearnedFrom {
+                runs: a.runs.max(b.runs),
+                spread_percent: a.spread_percent.max(b.spread_percent),
+            });
         if let (Some(lo), Some(hi)) = (
             expected.iter().copied().reduce(f64::min),
             expected.iter().copied().reduce(f64::max),
         ) {
-            parts.push(if (hi - lo).abs() < 0.005 {
-                format!("expected ×{lo:.2}")
+            let ratio = if (hi - lo).abs() < 0.005 {
+                format!("×{lo:.2}")
             } else {
-                format!("expected ×{lo:.2}…{hi:.2}")
+                format!("×{lo:.2}…{hi:.2}")
+            };
+            parts.push(match learned {
+                Some(learned) => {
+                    // How far the ratio moved from its learned value: the
+                    // largest move among the rows.
+                    let moved = findings
+                        .iter()
+                        .filter_map(|f| Some((1.0 + f.delta_percent? / 100.0) / f.expected_ratio?))
+                        .filter(|m| m.is_finite())
+                        .max_by(|a, b| (a - 1.0).abs().total_cmp(&(b - 1.0).abs()));
+                    match moved {
+                        Some(m) => format!(
+                            "ratio {:+.0}% vs {ratio} {}",
+                            (m - 1.0) * 100.0,
+                            learned.describe()
+                        ),
+                        None => format!("{ratio} {}", learned.describe()),
+                    }
+                }
+                None => format!("expected {ratio}"),
             });
         }
     }

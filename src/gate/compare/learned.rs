@@ -1,0 +1,61 @@
+//! Learned cross-platform ratios: the candidate/baseline time ratio each op
+//! showed over earlier paired runs of the same workload on the same two
+//! platforms. Real software stacks miss the roofline ratio by ±50% per op
+//! (docs/CROSS_PLATFORM.md), so a scheduled cross-platform job judges each
+//! op against its own history when it has one: the question it asks is
+//! whether the ratio changed, not whether it matches the datasheets.
+//!
+//! The gate only reads them; `crate::history::ratios` learns them from the
+//! history store (the gate must not depend on the history).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::gate::snapshot::OpKey;
+
+/// One op's ratio over the earlier paired runs.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct LearnedRatio {
+    /// Median candidate/baseline ratio over the runs.
+    pub ratio: f64,
+    /// Robust relative spread of the runs' ratios around it: 1.4826 × the
+    /// median absolute relative deviation (a standard deviation for normal
+    /// noise), 0.03 = 3%.
+    pub spread: f64,
+    /// Earlier paired runs the ratio was learned from.
+    pub runs: usize,
+}
+
+/// The key of an op total: op name and call site (`nn.Module` path).
+pub type TotalKey = (String, Option<String>);
+
+/// Learned ratios of one workload on one (baseline, candidate) hardware
+/// pair, per matched row and per op total; passed to
+/// [`compare`](super::compare) through
+/// [`CompareOptions::learned`](super::CompareOptions::learned). A row or
+/// total without an entry keeps the hardware (roofline) expectation.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LearnedRatios {
+    /// Per matched row, by its exact key.
+    pub rows: BTreeMap<OpKey, LearnedRatio>,
+    /// Per op total (every shape of an op name at one call site summed).
+    pub totals: BTreeMap<TotalKey, LearnedRatio>,
+}
+
+impl LearnedRatios {
+    /// Whether nothing was learned.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty() && self.totals.is_empty()
+    }
+
+    /// The most earlier runs any entry was learned from.
+    pub fn runs(&self) -> usize {
+        self.rows
+            .values()
+            .chain(self.totals.values())
+            .map(|r| r.runs)
+            .max()
+            .unwrap_or(0)
+    }
+}

@@ -30,7 +30,7 @@ pub(super) enum Command {
     /// Write the compact, versioned profile of a trace to store as a baseline.
     Snapshot(SnapshotArgs),
     /// The gate: compare a candidate with its baseline under a policy (exit 1 on a failing finding).
-    Check(CheckArgs),
+    Check(Box<CheckArgs>),
     /// Post a report written earlier by `check --out-dir` as the pull-request comment.
     Comment(CommentArgs),
     /// Package op calls of a trace as self-contained reproducers (replay_ir.json, replay.py, README).

@@ -224,14 +224,17 @@ pub(super) struct CheckArgs {
     #[arg(long, required_unless_present = "history", value_name = "PATH")]
     pub(super) baseline: Vec<PathBuf>,
 
-    /// Instead of --baseline: a history directory (`tracegate history add`);
-    /// each workload's baseline window is its newest runs on the same
-    /// hardware on the policy's `history.branch` (`history.window` of
-    /// them), the candidate's commit left out.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["baseline", "baseline_capture"])]
+    /// A history directory (`tracegate history add`). Instead of
+    /// --baseline: each workload's baseline window is its newest runs on the
+    /// same hardware on the policy's `history.branch` (`history.window` of
+    /// them), the candidate's commit left out. With --baseline on other
+    /// hardware (a cross-platform comparison): each op's expected ratio is
+    /// the one learned from the commits the history recorded on both.
+    #[arg(long, value_name = "DIR")]
     pub(super) history: Option<PathBuf>,
 
-    /// The candidate's commit, left out of the --history window (default: $GITHUB_SHA).
+    /// The candidate's commit, left out of the --history window and of the
+    /// learned ratios (default: $GITHUB_SHA).
     #[arg(long, value_name = "SHA", requires = "history")]
     pub(super) commit: Option<String>,
 

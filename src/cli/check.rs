@@ -11,14 +11,15 @@ use tracegate::analysis::analyse::{self, AnalysisOptions};
 use tracegate::analysis::graph::Capture;
 use tracegate::analysis::hardware::Hardware;
 use tracegate::analysis::profile::{GraphRole, Profile};
-use tracegate::gate::compare::{self, CompareOptions};
+use tracegate::gate::compare::{self, CompareOptions, LearnedRatios};
 use tracegate::gate::judge::{self, JudgeOptions, Workload};
 use tracegate::gate::policy::{HardwareChoice, Policy};
 use tracegate::gate::snapshot::{self, Snapshot};
 use tracegate::gate::verdict::Verdict;
 use tracegate::history::entry::EntryMeta;
+use tracegate::history::ratios;
 use tracegate::history::store::{Scan, Store};
-use tracegate::history::window::{self, WindowQuery};
+use tracegate::history::window::{self, PairQuery, WindowQuery};
 use tracegate::publish::replay::{self, PACKAGE_FILES, PackageContext, ReplayError};
 use tracegate::render::text::printable;
 use tracegate::render::{actions, gate};
@@ -289,9 +290,14 @@ pub fn check(
     out_dir: Option<&Path>,
     options: &JudgeOptions,
 ) -> Result<Verdict, Failure> {
-    let (paths, history) = match baseline {
-        Baseline::Paths(paths) => (*paths, None),
-        Baseline::History { dir, commit } => (&[][..], Some((history_entries(dir)?, *commit))),
+    let (paths, history, learning) = match baseline {
+        Baseline::Paths(paths) => (*paths, None, None),
+        Baseline::History { dir, commit } => {
+            (&[][..], Some((history_entries(dir)?, *commit)), None)
+        }
+        Baseline::PathsLearning { paths, dir, commit } => {
+            (*paths, None, Some((history_entries(dir)?, *commit)))
+        }
     };
     let pairs = pair_inputs(paths, candidate, captures)?;
     let mut sides: Vec<(String, Vec<Side>, Option<Side>)> = Vec::new();
@@ -340,13 +346,29 @@ pub fn check(
                     candidate.hardware.as_ref(),
                     policy,
                 );
+                let learned = match &learning {
+                    Some(((store, entries), commit)) => {
+                        let (learned, note) = learned_ratios(
+                            store,
+                            entries,
+                            name,
+                            &baseline_sides[0],
+                            candidate,
+                            policy,
+                            *commit,
+                        )?;
+                        notes.push((name.clone(), note));
+                        learned
+                    }
+                    None => None,
+                };
                 let options = CompareOptions {
                     baseline_hardware: baseline_hardware.clone(),
                     candidate_hardware: candidate_hardware.clone(),
                     confidence: policy.noise.confidence,
                     resamples: policy.noise.resamples as usize,
                     seed: policy.noise.seed,
-                    learned: None,
+                    learned,
                 };
                 let snapshots: Vec<Snapshot> =
                     baseline_sides.iter().map(|s| s.snapshot.clone()).collect();
@@ -411,6 +433,16 @@ pub enum Baseline<'a> {
         /// The candidate's commit, left out of the window.
         commit: Option<&'a str>,
     },
+    /// `--baseline` and `--history DIR`: the baselines as given; across
+    /// platforms, expected ratios learned from the history's earlier pairs.
+    PathsLearning {
+        /// The baseline files or directories.
+        paths: &'a [PathBuf],
+        /// The history directory.
+        dir: &'a Path,
+        /// Today's commit, left out of the learned pairs.
+        commit: Option<&'a str>,
+    },
 }
 
 /// The baseline window of a candidate from the history (the policy's
@@ -466,6 +498,65 @@ fn history_window(
         last.commit.chars().take(7).collect::<String>(),
     );
     Ok(Ok((sides, note)))
+}
+
+/// The ratios learned from the history's earlier comparisons of the two
+/// sides' hardware (the policy's `history.branch`, the newest
+/// `history.window` commits recorded on both, `commit` left out), with a
+/// note saying how many; `None` when the two sides are on the same hardware
+/// or the history has no such pair (the roofline ratio is then expected).
+fn learned_ratios(
+    store: &Store,
+    entries: &[EntryMeta],
+    name: &str,
+    baseline: &Side,
+    candidate: &Side,
+    policy: &Policy,
+    commit: Option<&str>,
+) -> Result<(Option<LearnedRatios>, String), Failure> {
+    let key = |side: &Side| {
+        let fingerprint = &side.snapshot.fingerprint;
+        window::hardware_key(fingerprint.hardware.as_deref(), &fingerprint.gpus_text())
+    };
+    let (baseline_hardware, candidate_hardware) = (key(baseline), key(candidate));
+    if baseline_hardware == candidate_hardware {
+        let note = "history: both sides on the same hardware, nothing to learn".to_string();
+        return Ok((None, note));
+    }
+    let query = PairQuery {
+        workload: name,
+        baseline_hardware: &baseline_hardware,
+        candidate_hardware: &candidate_hardware,
+        branch: &policy.history.branch,
+        exclude_commit: commit,
+        size: policy.history.window,
+    };
+    let chosen = window::pair_window(entries, &query);
+    if chosen.is_empty() {
+        let note = format!(
+            "history: no earlier commit recorded on both {baseline_hardware} and \
+             {candidate_hardware} on `{}`: roofline ratios expected",
+            policy.history.branch
+        );
+        return Ok((None, note));
+    }
+    let load = |entry: &EntryMeta| store.load(entry).map_err(|e| Failure::input(e.to_string()));
+    let mut pairs = Vec::with_capacity(chosen.len());
+    for (b, c) in &chosen {
+        pairs.push((load(b)?, load(c)?));
+    }
+    let note = format!(
+        "history: the earlier comparisons are commits {} … {} on `{}`",
+        chosen[0].1.commit.chars().take(7).collect::<String>(),
+        chosen[chosen.len() - 1]
+            .1
+            .commit
+            .chars()
+            .take(7)
+            .collect::<String>(),
+        policy.history.branch,
+    );
+    Ok((Some(ratios::learn(&pairs)), note))
 }
 
 /// The two sides' hardware on the policy's peak basis (`hardware.peak`):

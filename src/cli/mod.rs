@@ -244,7 +244,12 @@ fn check_command(args: &CheckArgs) -> Result<u8, Failure> {
         .clone()
         .or_else(|| std::env::var("GITHUB_SHA").ok().filter(|v| !v.is_empty()));
     let baseline = match &args.history {
-        Some(dir) => check::Baseline::History {
+        Some(dir) if args.baseline.is_empty() => check::Baseline::History {
+            dir,
+            commit: commit.as_deref(),
+        },
+        Some(dir) => check::Baseline::PathsLearning {
+            paths: &args.baseline,
             dir,
             commit: commit.as_deref(),
         },

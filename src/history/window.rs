@@ -56,6 +56,62 @@ pub fn baseline_window<'a>(entries: &'a [EntryMeta], query: &WindowQuery) -> Vec
     matching[skip..].to_vec()
 }
 
+/// What a cross-platform pair window is chosen by: the workload recorded
+/// on both pieces of hardware at the same commits.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PairQuery<'a> {
+    /// The workload.
+    pub workload: &'a str,
+    /// The baseline platform's [`hardware_key`].
+    pub baseline_hardware: &'a str,
+    /// The candidate platform's [`hardware_key`].
+    pub candidate_hardware: &'a str,
+    /// The branch both were recorded on (the policy's `history.branch`).
+    pub branch: &'a str,
+    /// Today's commit, left out (its runs are being judged).
+    pub exclude_commit: Option<&'a str>,
+    /// The most pairs (the policy's `history.window`).
+    pub size: usize,
+}
+
+/// The earlier comparisons of two platforms: for each commit that has a run
+/// on both (the newest run of each when there are several), the pair
+/// (baseline platform, candidate platform); the newest `size` commits,
+/// oldest first. Learned cross-platform ratios come from these.
+pub fn pair_window<'a>(
+    entries: &'a [EntryMeta],
+    query: &PairQuery,
+) -> Vec<(&'a EntryMeta, &'a EntryMeta)> {
+    let on = |entry: &EntryMeta, hardware: &str| {
+        entry.workload == query.workload
+            && entry.branch.as_deref() == Some(query.branch)
+            && entry_hardware(entry) == hardware
+            && query
+                .exclude_commit
+                .is_none_or(|c| !same_commit(&entry.commit, c))
+    };
+    let mut pairs: Vec<(&EntryMeta, &EntryMeta)> = Vec::new();
+    // Entries are oldest first: the last match of a commit is its newest run.
+    for candidate in entries.iter().filter(|e| on(e, query.candidate_hardware)) {
+        let Some(baseline) = entries
+            .iter()
+            .rev()
+            .find(|e| on(e, query.baseline_hardware) && same_commit(&e.commit, &candidate.commit))
+        else {
+            continue;
+        };
+        match pairs
+            .iter_mut()
+            .find(|(_, c)| same_commit(&c.commit, &candidate.commit))
+        {
+            Some(pair) => *pair = (baseline, candidate),
+            None => pairs.push((baseline, candidate)),
+        }
+    }
+    let skip = pairs.len().saturating_sub(query.size);
+    pairs.split_off(skip)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -120,5 +176,47 @@ mod tests {
         assert!(same_commit("abc", "abc"));
         assert!(!same_commit("abc", "abcdef"));
         assert!(!same_commit("0123456", "0123457aa"));
+    }
+
+    #[test]
+    fn pairs_are_commits_recorded_on_both_platforms_newest_run_each() {
+        let entries = vec![
+            entry("c1", "main", "H100 SXM"),
+            entry("c1", "main", "MI300X"),
+            entry("c2", "main", "H100 SXM"),
+            entry("c3", "main", "MI300X"),
+            entry("c3", "main", "H100 SXM"),
+            entry("c3", "main", "MI300X"),
+            entry("c4", "pr", "H100 SXM"),
+            entry("c4", "pr", "MI300X"),
+            entry("c5", "main", "H100 SXM"),
+            entry("c5", "main", "MI300X"),
+        ];
+        let mut query = PairQuery {
+            workload: "bert",
+            baseline_hardware: "H100 SXM",
+            candidate_hardware: "MI300X",
+            branch: "main",
+            exclude_commit: Some("c5"),
+            size: 10,
+        };
+        let pairs = pair_window(&entries, &query);
+        let commits: Vec<(&str, &str)> = pairs
+            .iter()
+            .map(|(b, c)| (b.commit.as_str(), c.commit.as_str()))
+            .collect();
+        // c2 has no MI300X run, c4 is another branch, c5 is today's.
+        assert_eq!(commits, [("c1", "c1"), ("c3", "c3")]);
+        // c3's newest MI300X run is the sixth entry.
+        assert!(std::ptr::eq(pairs[1].1, &entries[5]));
+        assert!(
+            pairs
+                .iter()
+                .all(|(b, c)| b.hardware.as_deref() == Some("H100 SXM")
+                    && c.hardware.as_deref() == Some("MI300X"))
+        );
+        query.size = 1;
+        assert_eq!(pair_window(&entries, &query).len(), 1);
+        assert_eq!(pair_window(&entries, &query)[0].0.commit, "c3");
     }
 }

@@ -79,7 +79,7 @@ pub(super) fn learned_note(ops: &[OpComparison], totals: &[OpComparison], runs: 
     };
     let (rows, op_totals) = (learned(ops), learned(totals));
     format!(
-        "expected ratios learned from up to {runs} earlier paired run(s) for {rows} of {} matched          op rows and {op_totals} of {} op totals; the other rows keep the hardware's expected ratio",
+        "expected ratios learned from up to {runs} earlier paired run(s) for {rows} of {} matched op rows and {op_totals} of {} op totals; the other rows keep the hardware's expected ratio",
         ops.len(),
         totals.len()
     )

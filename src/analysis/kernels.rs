@@ -81,6 +81,7 @@ pub(super) fn kernel_summary(
                 percent_of_kernel_time: percent(duration.sum, all_kernel_time),
                 percent_of_total_time: percent(duration.sum, timeline.total_time),
                 duration,
+                launches_us: durations,
             }
         })
         .collect();

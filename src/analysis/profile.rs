@@ -431,6 +431,11 @@ pub struct KernelSummary {
     pub percent_of_kernel_time: f64,
     /// Share of the timeline's total time, %.
     pub percent_of_total_time: f64,
+    /// Each launch's duration, µs, in the trace's order of GPU work: the
+    /// per-launch samples of a GPU-only trace's kernel rows. Not in the
+    /// report (the statistics above summarise it).
+    #[serde(skip)]
+    pub launches_us: Vec<f64>,
 }
 
 /// Short kernels of one (parent op, arguments, kernel name).

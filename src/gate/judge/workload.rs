@@ -46,7 +46,8 @@ pub(super) fn judge_workload(
     // finding per op, however many of its shapes changed.
     let mut selections: std::collections::BTreeMap<(&str, bool), Vec<&OpComparison>> =
         std::collections::BTreeMap::new();
-    // Names with a row finding pending: their op total is not judged again.
+    // Names with a row finding pending that rests on bounds: their op
+    // total is not judged again.
     let mut flagged: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
     // Across platforms, learned rows whose ratio rose beyond its tolerance
     // but each below the impact minimum, by op name, with their impacts.
@@ -98,7 +99,12 @@ pub(super) fn judge_workload(
                 judge_same_platform(op, policy, workload, threshold_percent)
             };
             if let Some(judged) = judged {
-                flagged.insert(side.key.name.as_str());
+                // A row with one sample on a side cannot fail on its own:
+                // its op's total (several shapes, or per step) is still
+                // judged, and may hold the evidence the row lacks.
+                if op.estimate.bounds().is_some() {
+                    flagged.insert(side.key.name.as_str());
+                }
                 pending.push(judged);
                 continue;
             }

@@ -239,47 +239,59 @@ fn op_rows(rows: &[UniqueArgs]) -> Vec<OpSnapshot> {
 
 /// Rows for a trace without CPU ops (a GPU-only trace): one per kernel
 /// name, merged over streams and launch calls, so that two such traces can
-/// still be compared kernel by kernel. The profile keeps no per-launch
-/// times for them: the one sample is the mean per launch, so these rows
-/// have no interval. At most [`MAX_OPS`], the most time first.
+/// still be compared kernel by kernel. The samples are the launches' own
+/// durations (a bounded, evenly spaced sample), in an order that does not
+/// depend on the row's time: its launches by (stream, launching call), each
+/// in the trace's order; so the i-th sample of a baseline row and of its
+/// candidate row are the same launch of two runs, as for op rows. At most
+/// [`MAX_OPS`] rows, the most time first.
 fn kernel_rows(kernels: &[KernelSummary]) -> Vec<OpSnapshot> {
-    let mut rows: Vec<OpSnapshot> = Vec::new();
+    let mut rows: Vec<(OpSnapshot, Vec<&KernelSummary>)> = Vec::new();
     for kernel in kernels {
         let name = stored_string(&kernel.name);
-        let duration = &kernel.duration;
-        match rows.iter_mut().find(|row| row.name == name) {
-            Some(row) => {
-                let direct = &mut row.direct;
-                direct.count += duration.count;
-                direct.sum += duration.sum;
-                direct.mean = direct.sum / direct.count.max(1) as f64;
-                direct.min = direct.min.min(duration.min);
-                direct.max = direct.max.max(duration.max);
-                direct.std = None;
-            }
-            None => rows.push(OpSnapshot {
-                name: name.clone(),
-                input_dims: String::new(),
-                input_type: String::new(),
-                input_strides: String::new(),
-                concrete_inputs: String::new(),
-                category: category::of_kernel(&kernel.name, &CommKernels::default()),
-                module_path: None,
-                direct: *duration,
-                samples_us: Vec::new(),
-                step_us: Vec::new(),
-                kernel_sequence: vec![name],
-                model: None,
-                graph: None,
-                kernel_us: Vec::new(),
-            }),
+        match rows.iter_mut().find(|(row, _)| row.name == name) {
+            Some((_, parts)) => parts.push(kernel),
+            None => rows.push((
+                OpSnapshot {
+                    name: name.clone(),
+                    input_dims: String::new(),
+                    input_type: String::new(),
+                    input_strides: String::new(),
+                    concrete_inputs: String::new(),
+                    category: category::of_kernel(&kernel.name, &CommKernels::default()),
+                    module_path: None,
+                    direct: kernel.duration,
+                    samples_us: Vec::new(),
+                    step_us: Vec::new(),
+                    kernel_sequence: vec![name],
+                    model: None,
+                    graph: None,
+                    kernel_us: Vec::new(),
+                },
+                vec![kernel],
+            )),
         }
     }
+    let mut rows: Vec<OpSnapshot> = rows
+        .into_iter()
+        .map(|(mut row, mut parts)| {
+            parts.sort_by(|a, b| (a.stream, &a.parent_op).cmp(&(b.stream, &b.parent_op)));
+            let launches: Vec<f64> = parts
+                .iter()
+                .flat_map(|kernel| kernel.launches_us.iter().copied())
+                .collect();
+            if parts.len() > 1 {
+                row.direct = Stats::of(&launches);
+            }
+            row.samples_us = spaced_sample(&launches, MAX_SAMPLES);
+            row
+        })
+        .collect();
     rows.sort_by(|a, b| b.direct.sum.total_cmp(&a.direct.sum));
     rows.truncate(MAX_OPS);
     for row in &mut rows {
         row.direct = stored_stats(&row.direct);
-        row.samples_us = vec![stored_time(row.direct.mean)];
+        row.samples_us = row.samples_us.iter().map(|&us| stored_time(us)).collect();
     }
     rows
 }

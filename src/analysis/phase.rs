@@ -219,7 +219,8 @@ mod tests {
     fn phases_from_vllm_and_sglang_annotations() {
         let decode =
             "execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk55086sqsq32sqsk55086)";
-        let prefill = "execute_2_context_2(sq1024sk1024sqsq524288sqsk524288)_generation_0(sq0sk0sqsq0sqsk0)";
+        let prefill =
+            "execute_2_context_2(sq1024sk1024sqsq524288sqsk524288)_generation_0(sq0sk0sqsq0sqsk0)";
         let mixed = "execute_3_context_1(sq512sk512sqsq262144sqsk262144)_generation_2(sq2sk900sqsq2sqsk900)";
         let idle = "execute_0_context_0(sq0sk0sqsq0sqsk0)_generation_0(sq0sk0sqsq0sqsk0)";
         let phase = |name: &str| annotation_phase(name).map(|(p, _)| p);

@@ -48,8 +48,8 @@ use crate::analysis::profile::{
     CaptureMerge, CategorySummary, Coverage, GraphReplay, OpSummary, StepProfile, UniqueArgs,
 };
 use crate::analysis::timeline::IntervalSet;
-use crate::trace::{FxHashMap, Trace};
 use crate::trace::link::Tree;
+use crate::trace::{FxHashMap, Trace};
 
 #[cfg(doc)]
 use crate::analysis::profile::{GraphPlace, GraphRole};

@@ -10,7 +10,7 @@ use super::findings::{
 use super::integrity::integrity_findings;
 use super::limits::{budget_findings, efficiency_findings};
 use super::rows::{judge_cross_platform, judge_same_platform};
-use super::timeline::timeline_findings;
+use super::timeline::{phase_findings, timeline_findings};
 use super::totals::{has_total, is_communication, total_findings};
 use crate::analysis::hardware::Hardware;
 use crate::analysis::ops::stats::percent;
@@ -247,6 +247,7 @@ pub(super) fn judge_workload(
     }
     integrity_findings(comparison, policy, findings);
     timeline_findings(comparison, policy, findings);
+    phase_findings(comparison, policy, findings);
     efficiency_findings(comparison, candidate, candidate_hardware, policy, findings);
     budget_findings(comparison, candidate, policy, findings);
 }

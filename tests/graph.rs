@@ -20,12 +20,12 @@ use tempfile::TempDir;
 
 use crate::util::{Csv, corpus_dir, relative_difference, tracegate};
 
-const VLLM: &str = "tracelens/inference/vllm_decode_full";
-const VLLM_TRACE: &str = "graph_execution.json.gz";
+pub(crate) const VLLM: &str = "tracelens/inference/vllm_decode_full";
+pub(crate) const VLLM_TRACE: &str = "graph_execution.json.gz";
 const VLLM_CAPTURE: &str =
     "capture_traces/graph_capture_rank_0.1773709742341309550.pt.trace.json.gz";
-const SGLANG: &str = "tracelens/inference/sglang_decode";
-const SGLANG_TRACE: &str = "sglang_Qwen3-8B_decode.json.gz";
+pub(crate) const SGLANG: &str = "tracelens/inference/sglang_decode";
+pub(crate) const SGLANG_TRACE: &str = "sglang_Qwen3-8B_decode.json.gz";
 const SGLANG_CAPTURE: &str = "capture_traces/bs_32_rank0.json.gz";
 const ROTARY: &str = "void rotary_embedding_kernel<c10::BFloat16, true>(long const*, c10::BFloat16*, c10::BFloat16*, c10::BFloat16 const*, int, long, long, long, int, int, int)";
 
@@ -33,11 +33,11 @@ const ROTARY: &str = "void rotary_embedding_kernel<c10::BFloat16, true>(long con
 
 /// A file of an inference workload in the corpus (the tests that call it
 /// are ignored without the corpus).
-fn inference(workload: &str, file: &str) -> PathBuf {
+pub(crate) fn inference(workload: &str, file: &str) -> PathBuf {
     corpus_dir().join(workload).join(file)
 }
 
-fn read_json(path: &Path) -> Value {
+pub(crate) fn read_json(path: &Path) -> Value {
     let mut bytes = Vec::new();
     File::open(path)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
@@ -54,7 +54,7 @@ fn read_json(path: &Path) -> Value {
     serde_json::from_slice(&text).expect("JSON")
 }
 
-fn write_json(dir: &TempDir, name: &str, value: &Value) -> PathBuf {
+pub(crate) fn write_json(dir: &TempDir, name: &str, value: &Value) -> PathBuf {
     let path = dir.path().join(name);
     File::create(&path)
         .and_then(|mut f| f.write_all(value.to_string().as_bytes()))
@@ -123,7 +123,7 @@ fn without_replayed_work(trace: &Value) -> Value {
     trace
 }
 
-fn report(trace: &Path, capture: Option<&Path>) -> Value {
+pub(crate) fn report(trace: &Path, capture: Option<&Path>) -> Value {
     let mut command = tracegate();
     command
         .args(["report", "--format", "json", "--quiet"])
@@ -142,14 +142,14 @@ fn report(trace: &Path, capture: Option<&Path>) -> Value {
 }
 
 /// A check's exit code, report.json and terminal text.
-struct Gate {
-    code: i32,
-    report: Value,
-    stdout: String,
+pub(crate) struct Gate {
+    pub(crate) code: i32,
+    pub(crate) report: Value,
+    pub(crate) stdout: String,
 }
 
 impl Gate {
-    fn findings(&self) -> &Vec<Value> {
+    pub(crate) fn findings(&self) -> &Vec<Value> {
         self.report["findings"].as_array().expect("findings")
     }
 
@@ -161,7 +161,7 @@ impl Gate {
     }
 }
 
-fn check(baseline: &Path, candidate: &Path, extra: &[&std::ffi::OsStr]) -> Gate {
+pub(crate) fn check(baseline: &Path, candidate: &Path, extra: &[&std::ffi::OsStr]) -> Gate {
     let out = TempDir::new().expect("tempdir");
     let output = tracegate()
         .env_remove("GITHUB_ACTIONS")

@@ -13,6 +13,7 @@ use crate::analysis::idle::idle_split;
 use crate::analysis::kernels::{kernel_summary, short_kernels};
 use crate::analysis::op_tables::{categories, ops_by_name, steps, unique_args};
 use crate::analysis::perf::{self, PerfReport};
+use crate::analysis::phase::phases;
 use crate::analysis::profile::{
     HardwareUsed, Profile, REPORT_SCHEMA_VERSION, SHORT_KERNEL_US, Source,
 };
@@ -140,6 +141,7 @@ pub fn analyse_with_capture(
     let mut categories = categories(trace, &gpu, &invocations);
     let mut steps = steps(tree, &gpu, &invocations);
     let replayed = graph::analyse(trace, tree, &gpu, capture);
+    let phases = phases(trace, &gpu, &replayed.work_names);
     graph::extend_tables(
         replayed.rows,
         &mut unique_args,
@@ -190,6 +192,7 @@ pub fn analyse_with_capture(
         diagnosis: None,
         graph_replay: replayed.replay,
         coverage: replayed.coverage,
+        phases,
     };
     let signals = signals_of(&profile);
     let patterns = patterns::detect(trace, tree, &signals);

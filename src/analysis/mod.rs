@@ -5,7 +5,8 @@
 //!
 //! [`analyse`] orchestrates; each table is built by the module named for it
 //! (`op_tables`, `kernels`, `idle`, `sync`, `environment`, `anomalies`, and
-//! `graph` for the work CUDA/HIP graphs replay) from the GPU work `gpu_work`
+//! `graph` for the work CUDA/HIP graphs replay, `phase` for the prefill/decode
+//! split of inference steps) from the GPU work `gpu_work`
 //! collects once. `profile` holds only the data.
 
 pub mod analyse;
@@ -22,6 +23,7 @@ mod op_tables;
 pub mod ops;
 pub mod perf;
 pub mod perf_model;
+mod phase;
 pub mod profile;
 mod sync;
 #[cfg(test)]

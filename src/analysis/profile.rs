@@ -83,6 +83,10 @@ pub struct Profile {
     /// some GPU time is outside them or the trace is under-recorded.
     #[serde(skip_serializing_if = "Coverage::is_complete")]
     pub coverage: Coverage,
+    /// Inference steps (one model forward each) tagged prefill, decode or
+    /// mixed, with figures per phase. Written only when the trace has them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phases: Option<Phases>,
 }
 
 /// Where a row's GPU work came from when a CUDA or HIP graph replayed it.
@@ -300,6 +304,86 @@ pub struct Environment {
     pub trace_schema_version: Option<String>,
     /// CUDA or ROCm, from the metadata and runtime call names.
     pub platform: Option<String>,
+}
+
+/// What an inference step computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// Prompt tokens only (vLLM context requests, SGLang `EXTEND`/`PREFILL`).
+    Prefill,
+    /// One new token per request (vLLM generation requests, SGLang `DECODE`).
+    Decode,
+    /// Prefill and decode requests batched into one forward (chunked prefill).
+    Mixed,
+}
+
+impl Phase {
+    /// Every phase, in report order.
+    pub const ALL: [Phase; 3] = [Phase::Prefill, Phase::Decode, Phase::Mixed];
+
+    /// `prefill`, `decode` or `mixed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Prefill => "prefill",
+            Phase::Decode => "decode",
+            Phase::Mixed => "mixed",
+        }
+    }
+}
+
+/// One inference step: a model forward the engine annotated.
+#[derive(Clone, Debug, Serialize)]
+pub struct InferenceStep {
+    /// Its phase.
+    pub phase: Phase,
+    /// The annotation it was recognised by, e.g.
+    /// `execute_32_context_0(…)_generation_32(…)` or `step[DECODE bs=32]`.
+    pub annotation: String,
+    /// Host duration of the annotation, µs.
+    pub host_duration_us: f64,
+    /// GPU busy time of the work launched inside it (graph replays
+    /// included), µs.
+    pub gpu_time_us: f64,
+}
+
+/// One op's GPU time within a phase.
+#[derive(Clone, Debug, Serialize)]
+pub struct PhaseOp {
+    /// The op row's name (a graph-replayed kernel's captured op when merged,
+    /// else the kernel; work without an op: the kernel).
+    pub name: String,
+    /// GPU work items (kernels, copies, sets) it ran in the phase.
+    pub work_items: u64,
+    /// Their summed duration, µs.
+    pub gpu_time_us: f64,
+}
+
+/// The figures of one phase.
+#[derive(Clone, Debug, Serialize)]
+pub struct PhaseSummary {
+    /// The phase.
+    pub phase: Phase,
+    /// Its steps.
+    pub steps: u64,
+    /// Summed GPU busy time of its steps, µs.
+    pub gpu_time_us: f64,
+    /// Median GPU busy time per step, µs.
+    pub gpu_time_per_step_us: f64,
+    /// Ops by GPU time in the phase, most first.
+    pub ops: Vec<PhaseOp>,
+}
+
+/// The prefill/decode split of an inference trace.
+#[derive(Clone, Debug, Serialize)]
+pub struct Phases {
+    /// How the steps were recognised: `vllm annotation`, `sglang annotation`
+    /// (or both, joined by `, `).
+    pub recognised_by: String,
+    /// The steps in host-time order.
+    pub steps: Vec<InferenceStep>,
+    /// One entry per phase present, in [`Phase::ALL`] order.
+    pub summaries: Vec<PhaseSummary>,
 }
 
 /// One profiler step.

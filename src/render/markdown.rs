@@ -31,6 +31,7 @@ pub fn render(profile: &Profile, top: usize) -> String {
     }
     timeline(&mut out, profile);
     steps(&mut out, profile);
+    phases(&mut out, profile, top);
     categories(&mut out, profile);
     ops(&mut out, profile, top);
     kernels(&mut out, profile, top);
@@ -107,6 +108,50 @@ fn steps(out: &mut String, profile: &Profile) {
             human_us(t.busy_time),
             percent(t.idle_time, t.total_time)
         );
+    }
+}
+
+/// The prefill/decode split: GPU time per phase and each phase's top ops
+/// (at most `top`, and 5).
+fn phases(out: &mut String, profile: &Profile, top: usize) {
+    let Some(phases) = &profile.phases else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "\n## Inference phases\n\n{} inference step(s), recognised by their {}.\n\n| phase | steps | GPU time | per step | share |\n|---|---:|---:|---:|---:|",
+        phases.steps.len(),
+        escape(&phases.recognised_by)
+    );
+    let total: f64 = phases.summaries.iter().map(|p| p.gpu_time_us).sum();
+    for p in &phases.summaries {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {:.1}% |",
+            p.phase.as_str(),
+            p.steps,
+            human_us(p.gpu_time_us),
+            human_us(p.gpu_time_per_step_us),
+            percent(p.gpu_time_us, total)
+        );
+    }
+    for summary in &phases.summaries {
+        let phase_total: f64 = summary.ops.iter().map(|o| o.gpu_time_us).sum();
+        let _ = writeln!(
+            out,
+            "\n| {} op | GPU work | GPU time | share |\n|---|---:|---:|---:|",
+            summary.phase.as_str()
+        );
+        for op in summary.ops.iter().take(top.min(5)) {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {:.1}% |",
+                escape(&shorten(&op.name, NAME_CHARS)),
+                op.work_items,
+                human_us(op.gpu_time_us),
+                percent(op.gpu_time_us, phase_total)
+            );
+        }
     }
 }
 

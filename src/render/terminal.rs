@@ -180,6 +180,8 @@ pub fn render(profile: &Profile, top: usize, style: Style) -> String {
         let _ = writeln!(out, "{steps}");
     }
 
+    append_phases(&mut out, profile, top, style);
+
     if !profile.categories.is_empty() {
         let total: f64 = profile
             .categories
@@ -360,6 +362,58 @@ fn append_diagnosis(
     for line in &diagnosis.below_elementwise_baseline {
         let text = format!("Below the elementwise baseline: {}", printable(line));
         out.push_str(&paragraph(&text, style.width, "  ", "    "));
+    }
+}
+
+/// The prefill/decode split of an inference trace: GPU time per phase and
+/// each phase's top ops (at most `top`, and 5).
+fn append_phases(out: &mut String, profile: &Profile, top: usize, style: Style) {
+    let Some(phases) = &profile.phases else {
+        return;
+    };
+    let _ = writeln!(out, "\n{}", style.heading("Inference phases"));
+    let text = format!(
+        "{} inference step(s), recognised by their {}",
+        phases.steps.len(),
+        phases.recognised_by
+    );
+    out.push_str(&paragraph(&text, style.width, "  ", "    "));
+    let total: f64 = phases.summaries.iter().map(|p| p.gpu_time_us).sum();
+    let rows = phases
+        .summaries
+        .iter()
+        .map(|p| {
+            vec![
+                p.phase.as_str().to_string(),
+                p.steps.to_string(),
+                human_us(p.gpu_time_us),
+                human_us(p.gpu_time_per_step_us),
+                format!("{:.1}%", percent(p.gpu_time_us, total)),
+            ]
+        })
+        .collect();
+    let header = ["phase", "steps", "GPU time", "per step", "share"];
+    let table = fitted(style, &header, rows, &[Rule::Fixed; 5], 1);
+    let _ = writeln!(out, "{table}");
+    for summary in &phases.summaries {
+        let phase_total: f64 = summary.ops.iter().map(|o| o.gpu_time_us).sum();
+        let rows = summary
+            .ops
+            .iter()
+            .take(top.min(5))
+            .map(|op| {
+                vec![
+                    printable(&op.name),
+                    op.work_items.to_string(),
+                    human_us(op.gpu_time_us),
+                    format!("{:.1}%", percent(op.gpu_time_us, phase_total)),
+                ]
+            })
+            .collect();
+        let header = [summary.phase.as_str(), "GPU work", "GPU time", "share"];
+        let rules = [name(24, 2), Rule::Fixed, Rule::Fixed, Rule::Fixed];
+        let table = fitted(style, &header, rows, &rules, 1);
+        let _ = writeln!(out, "{table}");
     }
 }
 

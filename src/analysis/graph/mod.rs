@@ -48,8 +48,8 @@ use crate::analysis::profile::{
     CaptureMerge, CategorySummary, Coverage, GraphReplay, OpSummary, StepProfile, UniqueArgs,
 };
 use crate::analysis::timeline::IntervalSet;
-use crate::trace::Trace;
 use crate::trace::link::Tree;
+use crate::trace::{FxHashMap, Trace};
 
 #[cfg(doc)]
 use crate::analysis::profile::{GraphPlace, GraphRole};
@@ -77,6 +77,9 @@ pub(super) struct GraphAnalysis {
     pub(super) coverage: Coverage,
     /// The replayed calls, for the perf table.
     pub(super) perf_calls: Vec<ReplayedCall>,
+    /// The row name of each replayed work item (an index into
+    /// [`GpuWork::items`]), for the per-phase op totals.
+    pub(super) work_names: FxHashMap<u32, String>,
 }
 
 /// The graph rows of a linked trace, merged with a capture trace when given.
@@ -94,6 +97,7 @@ pub(super) fn analyse(
             replay: None,
             coverage,
             perf_calls: Vec::new(),
+            work_names: FxHashMap::default(),
         };
     }
     let sources = Sources {
@@ -150,11 +154,13 @@ pub(super) fn analyse(
         graphs: graph_rows(&sources, &found.replays),
         capture: capture_merge,
     };
+    let (rows, work_names) = work_rows(&sources, &found.replays, &owners);
     GraphAnalysis {
-        rows: work_rows(&sources, &found.replays, &owners),
+        rows,
         replay: Some(replay),
         coverage,
         perf_calls: perf_calls::perf_calls(trace, gpu, capture, &found.replays, &owners),
+        work_names,
     }
 }
 

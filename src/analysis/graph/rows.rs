@@ -60,13 +60,14 @@ struct Group {
 }
 
 /// The rows of the replays' work ([`GraphRole::Kernel`] and
-/// [`GraphRole::CapturedOp`]), most time first; `owners` has one entry per
-/// work item of each replay.
+/// [`GraphRole::CapturedOp`]), most time first, with the row name of each
+/// replayed work item (an index into [`GpuWork::items`]); `owners` has one
+/// entry per work item of each replay.
 pub(super) fn work_rows(
     sources: &Sources<'_>,
     replays: &[Replay],
     owners: &[Vec<Owner>],
-) -> Vec<UniqueArgs> {
+) -> (Vec<UniqueArgs>, FxHashMap<u32, String>) {
     let (trace, gpu) = (sources.trace, sources.gpu);
     let mut capture_reprs = FxHashMap::default();
     let mut index: HashMap<(String, RowKey), usize> = HashMap::new();
@@ -116,6 +117,16 @@ pub(super) fn work_rows(
             });
         }
     }
+    let mut names = FxHashMap::default();
+    for group in &groups {
+        let name = match &group.key {
+            RowKey::Op(key, _) => &key.name,
+            RowKey::Kernel(name, _) => name,
+        };
+        for call in &group.calls {
+            names.extend(call.work.iter().map(|&w| (w, name.clone())));
+        }
+    }
     let mut rows: Vec<UniqueArgs> = groups
         .into_iter()
         .map(|group| {
@@ -147,7 +158,7 @@ pub(super) fn work_rows(
         })
         .collect();
     sort_rows(&mut rows);
-    rows
+    (rows, names)
 }
 
 /// The kernel sequence of a call as a short stable text: FNV-1a (64 bits)

@@ -56,6 +56,13 @@
 //! missing rows are folded into it (`graph.rs`). Each side's coverage of GPU
 //! time by rows is passed on for the judge's integrity rule.
 //!
+//! # Prefill and decode
+//!
+//! When the snapshots tag inference steps, each phase both sides ran gets a
+//! row of its own ([`Comparison::phases`]: `decode GPU time per step`, …)
+//! over the per-step GPU times of that phase only; a phase on one side only
+//! is a note.
+//!
 //! # Files
 //!
 //! `model.rs` holds the data a comparison is made of; `matching.rs` pairs op
@@ -64,6 +71,7 @@
 //! derives cross-platform ratios from the hardware and `learned.rs` holds
 //! those learned from history; `kernels.rs` diffs kernel sequences;
 //! `graph.rs` folds changes inside graphs and reads coverage;
+//! `phases.rs` compares prefill with prefill and decode with decode;
 //! `notes.rs` writes the remarks and the nothing-to-compare reason. This
 //! file puts them together.
 //!
@@ -78,6 +86,7 @@ mod learned;
 mod matching;
 mod model;
 mod notes;
+mod phases;
 mod rows;
 #[cfg(test)]
 mod tests;
@@ -98,7 +107,10 @@ pub use model::{
 
 use graph::{coverage_of, fold_graph_changes};
 use matching::match_rows;
+pub use phases::phase_metric;
+
 use notes::{join_counts, learned_note, nothing_to_compare, platforms, runtime_notes};
+use phases::compare_phases;
 use rows::{Context, median_or_zero};
 use timeline::compare_timeline;
 use totals::op_totals;
@@ -161,6 +173,7 @@ pub fn compare(
         learned,
     };
     let timeline = compare_timeline(&context);
+    let phases = compare_phases(baselines, candidate, options, &mut notes);
     let op_totals = op_totals(&context);
     let matching = match_rows(baselines, candidate);
 
@@ -251,6 +264,7 @@ pub fn compare(
         resamples: options.resamples,
         seed: options.seed,
         timeline,
+        phases,
         ops,
         shape_changed,
         op_totals,

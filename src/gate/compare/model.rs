@@ -286,6 +286,10 @@ pub struct Comparison {
     pub seed: u64,
     /// The GPU timeline, metric by metric.
     pub timeline: Vec<TimelineComparison>,
+    /// GPU time per inference step, one row per phase both sides ran
+    /// (`decode GPU time per step`, …); empty when no side tags steps.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<TimelineComparison>,
     /// Rows matched by exact key, largest absolute impact first.
     pub ops: Vec<OpComparison>,
     /// Same op and call site, other shapes.

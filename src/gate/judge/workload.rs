@@ -11,7 +11,7 @@ use super::integrity::integrity_findings;
 use super::learned::{is_learned, judge_learned, judge_risen_rows, risen_impact};
 use super::limits::{budget_findings, efficiency_findings};
 use super::rows::{judge_cross_platform, judge_same_platform};
-use super::timeline::timeline_findings;
+use super::timeline::{phase_findings, timeline_findings};
 use super::totals::{has_total, is_communication, total_findings};
 use crate::analysis::hardware::Hardware;
 use crate::analysis::ops::stats::percent;
@@ -268,6 +268,7 @@ pub(super) fn judge_workload(
     }
     integrity_findings(comparison, policy, findings);
     timeline_findings(comparison, policy, findings);
+    phase_findings(comparison, policy, findings);
     efficiency_findings(comparison, candidate, candidate_hardware, policy, findings);
     budget_findings(comparison, candidate, policy, findings);
 }

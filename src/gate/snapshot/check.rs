@@ -230,6 +230,7 @@ impl Snapshot {
                 ));
             }
         }
+        self.check_phases()?;
         times("short_kernels", &[("time_us", self.short_kernels.time_us)])?;
         times(
             "idle",
@@ -238,5 +239,33 @@ impl Snapshot {
                 ("kernel_wait_us", self.idle.kernel_wait_us),
             ],
         )
+    }
+
+    /// The bounds of the inference steps and per-phase op totals.
+    fn check_phases(&self) -> Result<(), String> {
+        length(self.inference_steps.len(), MAX_STEPS, "inference steps")
+            .map_err(|problem| at("inference_steps", problem))?;
+        for (i, step) in self.inference_steps.iter().enumerate() {
+            times(
+                &format!("inference_steps[{i}]"),
+                &[
+                    ("host_duration_us", step.host_duration_us),
+                    ("gpu_time_us", step.gpu_time_us),
+                ],
+            )?;
+        }
+        length(self.phase_ops.len(), MAX_STEPS, "phases")
+            .map_err(|problem| at("phase_ops", problem))?;
+        for (i, phase) in self.phase_ops.iter().enumerate() {
+            length(phase.ops.len(), MAX_OPS, "op totals")
+                .map_err(|problem| at(format_args!("phase_ops[{i}].ops"), problem))?;
+            for (j, (name, us)) in phase.ops.iter().enumerate() {
+                string(name)
+                    .map_err(|problem| at(format_args!("phase_ops[{i}].ops[{j}]"), problem))?;
+                time(*us)
+                    .map_err(|problem| at(format_args!("phase_ops[{i}].ops[{j}]"), problem))?;
+            }
+        }
+        Ok(())
     }
 }

@@ -10,7 +10,7 @@ use super::bounds;
 use crate::analysis::hardware::{Catalog, Hardware};
 use crate::analysis::ops::category::Category;
 use crate::analysis::ops::stats::Stats;
-use crate::analysis::profile::{Coverage, GraphPlace, GraphRole, OpModel};
+use crate::analysis::profile::{Coverage, GraphPlace, GraphRole, OpModel, Phase};
 use crate::analysis::timeline::Breakdown;
 use crate::gate::verdict::EnvironmentSummary;
 
@@ -20,8 +20,14 @@ pub const SNAPSHOT_FORMAT: &str = "tracegate-snapshot";
 /// The newest snapshot version this tracegate writes (and the major it
 /// reads). A snapshot is written with the lowest version whose fields it
 /// uses: 1.1 added graph rows ([`OpSnapshot::graph`]) and
-/// [`Snapshot::coverage`], so a snapshot without them is still 1.0.
-pub const SNAPSHOT_VERSION: SnapshotVersion = SnapshotVersion { major: 1, minor: 1 };
+/// [`Snapshot::coverage`], so a snapshot without them is still 1.0; 1.2
+/// added the inference phases ([`Snapshot::inference_steps`],
+/// [`Snapshot::phase_ops`]).
+pub const SNAPSHOT_VERSION: SnapshotVersion = SnapshotVersion { major: 1, minor: 2 };
+
+/// The version of a snapshot that uses graph rows or coverage but no
+/// inference phases.
+pub const SNAPSHOT_VERSION_1_1: SnapshotVersion = SnapshotVersion { major: 1, minor: 1 };
 
 /// The version of a snapshot that uses no field added after 1.0.
 pub const SNAPSHOT_VERSION_1_0: SnapshotVersion = SnapshotVersion { major: 1, minor: 0 };
@@ -79,6 +85,42 @@ pub struct Snapshot {
     /// absent means every piece of GPU work is in a row.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coverage: Option<Coverage>,
+    /// The inference steps (1.2), tagged prefill, decode or mixed, in
+    /// host-time order; written only when the trace has them.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "bounds::steps"
+    )]
+    pub inference_steps: Vec<InferenceStepSnapshot>,
+    /// Op totals per phase (1.2), one entry per phase present.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "bounds::steps"
+    )]
+    pub phase_ops: Vec<PhaseOpsSnapshot>,
+}
+
+/// One inference step (a model forward) and its phase.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct InferenceStepSnapshot {
+    /// Prefill, decode or mixed.
+    pub phase: Phase,
+    /// Host duration of its annotation, µs.
+    pub host_duration_us: f64,
+    /// GPU busy time of the work launched inside it, µs.
+    pub gpu_time_us: f64,
+}
+
+/// The op totals of one phase.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PhaseOpsSnapshot {
+    /// The phase.
+    pub phase: Phase,
+    /// `(op name, summed GPU time of its work in the phase, µs)`, most first.
+    #[serde(deserialize_with = "bounds::ops")]
+    pub ops: Vec<(String, f64)>,
 }
 
 /// The environment a trace was recorded in, and the trace file itself.

@@ -12,8 +12,9 @@ use super::bounds::{
     stored_stats, stored_string, stored_time,
 };
 use super::format::{
-    AnomalyCounts, Fingerprint, GpuCount, IdleCounts, OpKey, OpSnapshot, SNAPSHOT_FORMAT,
-    SNAPSHOT_VERSION, SNAPSHOT_VERSION_1_0, ShortKernelCounts, Snapshot, StepSnapshot,
+    AnomalyCounts, Fingerprint, GpuCount, IdleCounts, InferenceStepSnapshot, OpKey, OpSnapshot,
+    PhaseOpsSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, SNAPSHOT_VERSION_1_0,
+    SNAPSHOT_VERSION_1_1, ShortKernelCounts, Snapshot, StepSnapshot,
 };
 use super::source::workload_name;
 use crate::analysis::comm::CommKernels;
@@ -78,8 +79,11 @@ impl Snapshot {
             coverage.outside_rows_us = 0.0;
         }
         let coverage = (!coverage.is_complete()).then_some(coverage);
-        let version = if coverage.is_some() || ops.iter().any(|op| op.graph.is_some()) {
+        let (inference_steps, phase_ops) = phase_rows(profile);
+        let version = if !inference_steps.is_empty() {
             SNAPSHOT_VERSION
+        } else if coverage.is_some() || ops.iter().any(|op| op.graph.is_some()) {
+            SNAPSHOT_VERSION_1_1
         } else {
             SNAPSHOT_VERSION_1_0
         };
@@ -121,8 +125,42 @@ impl Snapshot {
                 stream_overlaps: anomalies.stream_overlaps,
             },
             coverage,
+            inference_steps,
+            phase_ops,
         }
     }
+}
+
+/// The profile's inference steps and per-phase op totals as stored: at most
+/// [`MAX_STEPS`] steps and [`MAX_OPS`] ops per phase.
+fn phase_rows(profile: &Profile) -> (Vec<InferenceStepSnapshot>, Vec<PhaseOpsSnapshot>) {
+    let Some(phases) = &profile.phases else {
+        return (Vec::new(), Vec::new());
+    };
+    let steps = phases
+        .steps
+        .iter()
+        .take(MAX_STEPS)
+        .map(|step| InferenceStepSnapshot {
+            phase: step.phase,
+            host_duration_us: stored_time(step.host_duration_us),
+            gpu_time_us: stored_time(step.gpu_time_us),
+        })
+        .collect();
+    let ops = phases
+        .summaries
+        .iter()
+        .map(|summary| PhaseOpsSnapshot {
+            phase: summary.phase,
+            ops: summary
+                .ops
+                .iter()
+                .take(MAX_OPS)
+                .map(|op| (stored_string(&op.name), stored_time(op.gpu_time_us)))
+                .collect(),
+        })
+        .collect();
+    (steps, ops)
 }
 
 /// Up to `limit` values evenly spaced by position: indices ⌊i·n/limit⌋.

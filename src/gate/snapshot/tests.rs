@@ -10,7 +10,7 @@ use super::*;
 use crate::analysis::hardware::ComputeSpec;
 use crate::analysis::ops::category::Category;
 use crate::analysis::ops::stats::Stats;
-use crate::analysis::profile::{OpModel, Profile};
+use crate::analysis::profile::{OpModel, Phase, Profile};
 use crate::analysis::timeline::Breakdown;
 use crate::trace::Metadata;
 
@@ -161,6 +161,8 @@ pub(crate) fn tiny_snapshot() -> Snapshot {
         idle: IdleCounts::default(),
         anomalies: AnomalyCounts::default(),
         coverage: None,
+        inference_steps: Vec::new(),
+        phase_ops: Vec::new(),
     }
 }
 
@@ -599,4 +601,47 @@ pub(crate) fn example_profile() -> (Profile, String, u64) {
             (profile, sha, bytes)
         })
         .clone()
+}
+
+#[test]
+fn inference_phases_are_version_1_2_round_trip_and_are_bounded() {
+    let trace = crate::trace::load_file(
+        Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/inference_phases.json"
+        )),
+        &mut |_| {},
+    )
+    .expect("fixture loads");
+    let tree = crate::trace::link::link(&trace);
+    let profile = crate::analysis::analyse::analyse(&trace, &tree);
+    let snapshot = Snapshot::from_profile(&profile, String::new(), 0);
+    assert_eq!(snapshot.version, SNAPSHOT_VERSION);
+    assert_eq!(SNAPSHOT_VERSION.to_string(), "1.2");
+    let phases: Vec<Phase> = snapshot.inference_steps.iter().map(|s| s.phase).collect();
+    assert_eq!(
+        phases,
+        [
+            Phase::Prefill,
+            Phase::Decode,
+            Phase::Decode,
+            Phase::Decode,
+            Phase::Decode
+        ]
+    );
+    assert_eq!(snapshot.phase_ops.len(), 2);
+    assert_eq!(
+        snapshot.phase_ops[1].ops[0],
+        ("aten::mm".to_string(), 402.0)
+    );
+    let back = Snapshot::from_reader("phases.json.gz", &snapshot.to_gz_bytes()[..]).expect("loads");
+    assert_eq!(back, snapshot);
+    // Without phases a snapshot stays 1.0.
+    assert_eq!(tiny_snapshot().version, SNAPSHOT_VERSION_1_0);
+    let mut broken = snapshot;
+    broken.inference_steps[2].gpu_time_us = -1.0;
+    assert_eq!(
+        broken.check_bounds(),
+        Err("inference_steps[2].gpu_time_us: -1 is negative; times are ≥ 0 µs".to_string())
+    );
 }

@@ -88,6 +88,8 @@ fn snapshot(run: usize, ops: usize) -> Snapshot {
         idle: IdleCounts::default(),
         anomalies: AnomalyCounts::default(),
         coverage: None,
+        inference_steps: Vec::new(),
+        phase_ops: Vec::new(),
     }
 }
 

@@ -141,6 +141,10 @@ pub struct Detection {
 /// Half-width of the location interval in cost units: χ²₁'s 95% quantile.
 const LOCATION_CHI2_95: f64 = 3.84;
 
+/// Successive differences further than this many robust σ from 0 are
+/// steps or outliers, left out of the noise estimate.
+const OUTLIER_SIGMAS: f64 = 3.0;
+
 /// The noise σ never counts as less than this share of the median value, so
 /// a series of identical runs still has a scale.
 const MIN_NOISE_SHARE: f64 = 1e-4;
@@ -204,13 +208,25 @@ pub fn detect_points(points: &[Point], options: &ChangeOptions) -> Detection {
     detection
 }
 
-/// σ from the median absolute deviation of successive differences
-/// (1.4826 makes the MAD consistent for a normal σ; a difference has √2 σ).
+/// σ from the successive differences: their root mean square about 0,
+/// leaving out those beyond [`OUTLIER_SIGMAS`] robust σ of it (the
+/// steps and outliers), the robust σ being 1.4826 × their median absolute
+/// deviation (consistent for a normal σ). A difference has √2 σ.
 fn robust_sigma(values: &[f64]) -> f64 {
     let differences: Vec<f64> = values.windows(2).map(|w| w[1] - w[0]).collect();
     let center = median(&differences).unwrap_or(0.0);
     let deviations: Vec<f64> = differences.iter().map(|d| (d - center).abs()).collect();
-    1.4826 * median(&deviations).unwrap_or(0.0) / std::f64::consts::SQRT_2
+    let robust = 1.4826 * median(&deviations).unwrap_or(0.0);
+    let kept: Vec<f64> = differences
+        .iter()
+        .filter(|d| d.abs() <= OUTLIER_SIGMAS * robust)
+        .copied()
+        .collect();
+    if kept.is_empty() {
+        return robust / std::f64::consts::SQRT_2;
+    }
+    let mean_square = kept.iter().map(|d| d * d).sum::<f64>() / kept.len() as f64;
+    (mean_square / 2.0).sqrt()
 }
 
 /// The Gaussian mean-change cost of any segment in O(1), from prefix sums

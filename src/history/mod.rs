@@ -7,5 +7,6 @@
 //! files; everything else is a plain function of entries and snapshots.
 
 pub mod changepoint;
+pub mod drift;
 pub mod entry;
 pub mod series;

@@ -43,7 +43,7 @@ mod limits;
 mod rows;
 mod summary;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 mod timeline;
 mod totals;
 mod workload;

@@ -7,9 +7,7 @@
 use super::*;
 use crate::analysis::ops::stats::Stats;
 use crate::analysis::timeline::Breakdown;
-use crate::gate::compare::{CompareOptions, compare};
-use crate::gate::judge::{Workload, judge};
-use crate::gate::policy::Policy;
+use crate::gate::judge::tests::verdict_of;
 use crate::gate::snapshot::tests::{corpus_snapshot, example_profile};
 use crate::gate::verdict::Outcome;
 use crate::history::entry::Origin;
@@ -243,25 +241,6 @@ fn scaled(snapshot: &Snapshot, factor: f64) -> Snapshot {
     copy
 }
 
-/// `candidate` against `baseline` under the default policy, as `check`
-/// judges one pair.
-fn single_check(baseline: &Snapshot, candidate: &Snapshot) -> crate::gate::verdict::Verdict {
-    let comparison = compare(
-        std::slice::from_ref(baseline),
-        candidate,
-        &CompareOptions::default(),
-    );
-    judge(
-        &[Workload::Compared {
-            comparison,
-            candidate,
-            baseline_hardware: None,
-            candidate_hardware: None,
-        }],
-        &Policy::default(),
-    )
-}
-
 /// The other half of the fixture: one +1.5% merge passes the gate's single
 /// check under the default policy, on every h100 corpus workload.
 #[test]
@@ -269,14 +248,14 @@ fn single_check(baseline: &Snapshot, candidate: &Snapshot) -> crate::gate::verdi
     not(tracegate_corpus),
     ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
 )]
-fn one_merge_of_one_and_a_half_percent_passes_a_single_check() {
+fn one_merge_of_one_and_a_half_percent_passes_a_verdict_of() {
     for relative in [
         "tracelens/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz",
         "tracelens/h100/gaunernst_bert-small-uncased__1016001.json.gz",
         "tracelens/h100/facebook_timesformer-base-finetuned-k400__1016002.json.gz",
     ] {
         let baseline = corpus_snapshot(relative);
-        let verdict = single_check(&baseline, &scaled(&baseline, 1.015));
+        let verdict = verdict_of(&baseline, &scaled(&baseline, 1.015));
         assert_ne!(
             verdict.outcome,
             Outcome::Fail,
@@ -294,6 +273,6 @@ fn one_merge_of_one_and_a_half_percent_passes_a_single_check() {
     }
     // The same check sees the five merges together: +7.7% fails.
     let baseline = corpus_snapshot("tracelens/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz");
-    let verdict = single_check(&baseline, &scaled(&baseline, 1.015f64.powi(5)));
+    let verdict = verdict_of(&baseline, &scaled(&baseline, 1.015f64.powi(5)));
     assert_eq!(verdict.outcome, Outcome::Fail, "{:#?}", verdict.findings);
 }

@@ -18,9 +18,11 @@
 //!   genomic hybridization data", Biometrics 63 (2007) 22–32), the default of
 //!   R's `changepoint` package for a change in mean (Killick & Eckley, JSS
 //!   58(3), 2014); [`ChangeOptions::penalty_factor`] scales the `ln n`.
-//! - **Noise**: σ is estimated robustly from the successive differences,
-//!   `1.4826 · MAD(xᵢ₊₁ − xᵢ) / √2`: a step moves one difference only, so
-//!   the steps do not inflate the noise they are judged against.
+//! - **Noise**: σ is estimated from the successive differences `xᵢ₊₁ − xᵢ`
+//!   (a step moves one difference only, so the steps do not inflate the
+//!   noise they are judged against): their root mean square over √2,
+//!   leaving out those beyond 3 robust σ (1.4826 × their median absolute
+//!   deviation), steps and outliers.
 //! - **Uncertainty** of a step's place: every place between its neighbouring
 //!   change points whose two-segment cost is within 3.84 (χ²₁ at 95%) of
 //!   the best one's, a profile-likelihood interval (as asv reports a step's
@@ -47,7 +49,8 @@ pub struct ChangeOptions {
     pub min_change_percent: f64,
     /// The penalty per change point is this times `ln n` (3: MBIC).
     pub penalty_factor: f64,
-    /// Fewer runs than this are `insufficient_data`.
+    /// Fewer runs than this, or than two segments of `confirm_runs`, are
+    /// `insufficient_data`.
     pub min_runs: usize,
 }
 

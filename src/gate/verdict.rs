@@ -118,6 +118,19 @@ pub enum FindingPriority {
     Low,
 }
 
+impl FindingPriority {
+    /// The priority of a finding that adds (or saves) this share of the
+    /// total GPU time, %: critical from 5%, high from 2%, medium from 0.5%.
+    pub fn of_impact(impact_percent: f64) -> FindingPriority {
+        match impact_percent.abs() {
+            i if i >= 5.0 => FindingPriority::Critical,
+            i if i >= 2.0 => FindingPriority::High,
+            i if i >= 0.5 => FindingPriority::Medium,
+            _ => FindingPriority::Low,
+        }
+    }
+}
+
 /// Why a finding is accepted: the entry that covers it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Acceptance {

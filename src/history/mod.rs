@@ -6,6 +6,8 @@
 //! ([`entry`] is what one run records) is the one place here that touches
 //! files; everything else is a plain function of entries and snapshots.
 
+pub mod changepoint;
+pub mod drift;
 pub mod dashboard;
 pub mod entry;
 pub mod ratios;

@@ -103,12 +103,7 @@ pub(super) fn ratio_finding(
 
 /// Priority from the share of total GPU time a finding adds or saves.
 pub(super) fn priority_of(impact_percent: f64) -> FindingPriority {
-    match impact_percent.abs() {
-        i if i >= 5.0 => FindingPriority::Critical,
-        i if i >= 2.0 => FindingPriority::High,
-        i if i >= 0.5 => FindingPriority::Medium,
-        _ => FindingPriority::Low,
-    }
+    FindingPriority::of_impact(impact_percent)
 }
 
 /// An op as messages name it: name and input dims, and for graph-replayed

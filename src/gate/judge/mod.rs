@@ -47,7 +47,7 @@ mod limits;
 mod rows;
 mod summary;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 mod timeline;
 mod totals;
 mod workload;

@@ -16,8 +16,9 @@ fn example() -> Snapshot {
     Snapshot::from_profile(&profile, sha, bytes)
 }
 
-/// The verdict of `candidate` against the example under the default policy.
-fn verdict_of(baseline: &Snapshot, candidate: &Snapshot) -> Verdict {
+/// The verdict of `candidate` against `baseline` under the default policy,
+/// as `check` judges one pair.
+pub(crate) fn verdict_of(baseline: &Snapshot, candidate: &Snapshot) -> Verdict {
     let comparison = compare(
         std::slice::from_ref(baseline),
         candidate,

@@ -1,0 +1,197 @@
+//! Change-point tests on made-up series: clean steps in both directions,
+//! noise alone, an outlier, an unconfirmed step at the end, too few runs,
+//! steps too small to count, commit ranges, and seeded noisy series.
+
+use super::*;
+use crate::gate::stats::SplitMix64;
+
+/// `n` runs at `level`, then at `level × (1 + step)` from run `at` on, each
+/// times a factor uniform in `1 ± noise`, from `seed`.
+fn series(n: usize, at: usize, step: f64, noise: f64, seed: u64) -> Vec<f64> {
+    let mut rng = SplitMix64::new(seed);
+    (0..n)
+        .map(|i| {
+            let unit = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+            let base = if i >= at { 1.0 + step } else { 1.0 };
+            1000.0 * base * (1.0 + noise * (2.0 * unit - 1.0))
+        })
+        .collect()
+}
+
+fn points(values: &[f64]) -> Vec<Point> {
+    values
+        .iter()
+        .enumerate()
+        .map(|(i, &value_us)| Point {
+            commit: format!("c{i}"),
+            time: String::new(),
+            run_url: None,
+            value_us,
+        })
+        .collect()
+}
+
+#[test]
+fn a_clean_step_up_is_a_regression_at_its_run() {
+    let values = series(30, 17, 0.04, 0.0, 1);
+    let found = detect(&values, &ChangeOptions::default());
+    assert_eq!(found.label, ChangeLabel::Regression);
+    assert_eq!(found.steps.len(), 1, "{found:#?}");
+    let step = &found.steps[0];
+    assert_eq!((step.index, step.uncertainty), (17, (17, 17)));
+    assert!((step.change_percent - 4.0).abs() < 1e-9);
+    assert!(step.confirmed);
+    assert_eq!(found.label.as_str(), "regression");
+}
+
+#[test]
+fn a_step_down_is_an_improvement() {
+    let values = series(40, 12, -0.05, 0.01, 2);
+    let found = detect(&values, &ChangeOptions::default());
+    assert_eq!(found.label, ChangeLabel::Improvement, "{found:#?}");
+    assert!((found.steps[0].index as i64 - 12).abs() <= 1);
+    assert!(found.steps[0].change_percent < -4.0);
+}
+
+#[test]
+fn noise_alone_has_no_step() {
+    for seed in 0..20 {
+        let values = series(50, 50, 0.0, 0.02, seed);
+        let found = detect(&values, &ChangeOptions::default());
+        assert_eq!(
+            found.label,
+            ChangeLabel::NoChange,
+            "seed {seed}: {found:#?}"
+        );
+        let noise = found.noise_percent.expect("a scale");
+        assert!((0.5..2.0).contains(&noise), "seed {seed}: noise {noise}%");
+    }
+}
+
+#[test]
+fn one_outlier_is_no_step() {
+    let mut values = series(30, 30, 0.0, 0.005, 3);
+    values[14] *= 1.5;
+    let found = detect(&values, &ChangeOptions::default());
+    assert_eq!(found.label, ChangeLabel::NoChange, "{found:#?}");
+}
+
+#[test]
+fn a_step_in_the_newest_runs_is_suspicious_until_confirmed() {
+    let options = ChangeOptions::default();
+    let values = series(24, 22, 0.06, 0.005, 4);
+    let found = detect(&values, &options);
+    assert_eq!(found.label, ChangeLabel::Suspicious, "{found:#?}");
+    let step = found.steps.last().expect("a step");
+    assert_eq!(step.index, 22);
+    assert!(!step.confirmed);
+    // One more run at the new level confirms it.
+    let values = series(25, 22, 0.06, 0.005, 4);
+    let found = detect(&values, &options);
+    assert_eq!(found.label, ChangeLabel::Regression, "{found:#?}");
+    assert!(found.steps[0].confirmed);
+}
+
+#[test]
+fn a_step_below_the_minimum_change_does_not_count() {
+    let values = series(30, 15, 0.01, 0.0, 5);
+    let found = detect(&values, &ChangeOptions::default());
+    assert_eq!(found.label, ChangeLabel::NoChange, "{found:#?}");
+    let strict = ChangeOptions {
+        min_change_percent: 0.5,
+        ..ChangeOptions::default()
+    };
+    assert_eq!(detect(&values, &strict).label, ChangeLabel::Regression);
+}
+
+#[test]
+fn too_few_runs_or_a_bad_value_is_insufficient_data() {
+    let options = ChangeOptions::default();
+    let short = series(5, 3, 0.2, 0.0, 6);
+    assert_eq!(
+        detect(&short, &options).label,
+        ChangeLabel::InsufficientData
+    );
+    let mut bad = series(20, 20, 0.0, 0.01, 6);
+    bad[3] = f64::NAN;
+    let found = detect(&bad, &options);
+    assert_eq!(found.label, ChangeLabel::InsufficientData);
+    assert!(found.steps.is_empty() && found.noise_percent.is_none());
+}
+
+#[test]
+fn constant_and_all_zero_series_have_no_step() {
+    let options = ChangeOptions::default();
+    assert_eq!(detect(&[7.0; 12], &options).label, ChangeLabel::NoChange);
+    let zeros = detect(&[0.0; 12], &options);
+    assert_eq!(zeros.label, ChangeLabel::NoChange);
+    assert_eq!(zeros.noise_percent, None);
+}
+
+#[test]
+fn an_op_that_appears_is_an_infinite_regression() {
+    let mut values = vec![0.0; 8];
+    values.extend([5.0; 8]);
+    let found = detect(&values, &ChangeOptions::default());
+    assert_eq!(found.label, ChangeLabel::Regression);
+    assert_eq!(found.steps[0].index, 8);
+    assert_eq!(found.steps[0].change_percent, f64::INFINITY);
+}
+
+#[test]
+fn two_steps_are_both_found_and_the_newest_labels_the_series() {
+    let mut values = series(20, 10, 0.08, 0.005, 7);
+    values.extend(series(15, 0, 0.0, 0.005, 8));
+    let found = detect(&values, &ChangeOptions::default());
+    assert_eq!(found.steps.len(), 2, "{found:#?}");
+    assert_eq!(found.steps[0].index, 10);
+    assert_eq!(found.steps[1].index, 20);
+    assert_eq!(found.label, ChangeLabel::Improvement);
+}
+
+#[test]
+fn points_name_the_commits_around_the_step_and_its_uncertainty() {
+    let values = series(30, 17, 0.04, 0.0, 9);
+    let found = detect_points(&points(&values), &ChangeOptions::default());
+    assert_eq!(
+        found.steps[0].commits,
+        Some(CommitRange {
+            last_before: "c16".into(),
+            first_after: "c17".into(),
+        })
+    );
+    // A small step in more noise: the range widens with the uncertainty.
+    let values = series(40, 20, 0.03, 0.02, 10);
+    let found = detect_points(&points(&values), &ChangeOptions::default());
+    for step in &found.steps {
+        let (first, last) = step.uncertainty;
+        assert!(first <= step.index && step.index <= last);
+        let commits = step.commits.as_ref().expect("commits");
+        assert_eq!(commits.last_before, format!("c{}", first - 1));
+        assert_eq!(commits.first_after, format!("c{last}"));
+    }
+}
+
+/// The bar on made-up levels (the corpus version is in
+/// tests/history.rs): a 4% step in ±2% noise found within ±1 run.
+#[test]
+fn four_percent_steps_in_two_percent_noise_are_found_within_one_run() {
+    let options = ChangeOptions::default();
+    let (mut found, mut false_steps) = (0, 0);
+    for seed in 0..200u64 {
+        let n = 30 + (seed as usize * 7) % 31;
+        let at = 8 + (seed as usize * 13) % (n - 16);
+        let detection = detect(&series(n, at, 0.04, 0.02, seed), &options);
+        found += usize::from(
+            detection.label == ChangeLabel::Regression
+                && detection
+                    .steps
+                    .iter()
+                    .any(|s| s.confirmed && s.index.abs_diff(at) <= 1),
+        );
+        let noise = detect(&series(n, n, 0.0, 0.02, seed + 1000), &options);
+        false_steps += usize::from(noise.label != ChangeLabel::NoChange);
+    }
+    assert!(found >= 190, "found {found} of 200");
+    assert!(false_steps <= 2, "{false_steps} false steps in 200");
+}

@@ -1,0 +1,271 @@
+//! Drift: the candidate against the run N merges ago on the target branch,
+//! so that five merges of +1.5% each, every one within a single check's
+//! noise, fail together at +7.7% with the commits that added it listed.
+//!
+//! The workload's value is its GPU computation time per step
+//! ([`EntryMeta::computation_per_step_us`]); an op's is its GPU time per
+//! step ([`op_times_per_step`]), for the ops holding at least
+//! [`DriftRule::min_share_percent`] of the candidate's GPU time. Only a
+//! slowdown beyond the limit is drift: getting faster never fails.
+//!
+//! The gate does not know the history (history depends on the gate), so a
+//! [`Drift`] builds its own [`Finding`] (rule `drift`) for `check` to add.
+
+use super::entry::EntryMeta;
+use super::series::{Point, op_series, op_times_per_step, workload_series};
+use crate::gate::snapshot::Snapshot;
+use crate::gate::verdict::{Finding, FindingKind, FindingPriority, OpRef, Per, Severity};
+
+/// The rule name drift findings carry (`accept: - rule: drift`).
+pub const DRIFT_RULE: &str = "drift";
+
+/// Commits a drift message lists by name; more are counted.
+const LISTED_COMMITS: usize = 10;
+
+/// How far back drift looks and how much it allows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DriftRule {
+    /// Compare with the run this many merges before the candidate.
+    pub merges: usize,
+    /// The most the value may grow over those merges, %.
+    pub limit_percent: f64,
+    /// Ops below this share of the candidate's GPU time, %, are not
+    /// followed one by one.
+    pub min_share_percent: f64,
+}
+
+impl Default for DriftRule {
+    fn default() -> DriftRule {
+        DriftRule {
+            merges: 5,
+            limit_percent: 5.0,
+            min_share_percent: 1.0,
+        }
+    }
+}
+
+/// One merge of a drift: its commit, its value and its change from the
+/// merge before it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DriftStep {
+    /// The commit.
+    pub commit: String,
+    /// Its value, µs per step.
+    pub value_us: f64,
+    /// `value / previous value − 1`, %.
+    pub delta_percent: f64,
+}
+
+/// A value that grew beyond the limit over the last merges.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Drift {
+    /// The workload.
+    pub workload: String,
+    /// The op, for an op's drift; `None` for the workload's computation time.
+    pub op: Option<OpRef>,
+    /// How many merges back the reference run is.
+    pub merges: usize,
+    /// The limit exceeded, %.
+    pub limit_percent: f64,
+    /// The reference run's commit (N merges before the candidate).
+    pub reference_commit: String,
+    /// The reference run's value, µs per step.
+    pub reference_us: f64,
+    /// The candidate's value, µs per step.
+    pub candidate_us: f64,
+    /// `candidate / reference − 1`, %.
+    pub total_percent: f64,
+    /// The added time as a share of the reference run's GPU busy time, %.
+    pub impact_percent: f64,
+    /// Every merge after the reference up to the candidate (the last), oldest
+    /// first, each with its own change.
+    pub steps: Vec<DriftStep>,
+}
+
+/// The workload's drift: the candidate's computation time per step against
+/// the run `rule.merges` before it in `history` (the workload's runs on the
+/// target branch, oldest first, the newest the last merge). `None` when it
+/// grew by no more than the limit, or the history is shorter than that.
+pub fn workload_drift(
+    history: &[EntryMeta],
+    candidate: &EntryMeta,
+    rule: &DriftRule,
+) -> Option<Drift> {
+    let window = window(history, rule)?;
+    let reference = &window[0];
+    let points = workload_series(window);
+    let candidate_point = workload_series(std::slice::from_ref(candidate)).remove(0);
+    drift_of(&points, &candidate_point, rule, busy_per_step(reference)).map(|drift| Drift {
+        workload: candidate.workload.clone(),
+        ..drift
+    })
+}
+
+/// The drift of every op holding at least `rule.min_share_percent` of the
+/// candidate's GPU time, over the same runs as [`workload_drift`] with their
+/// snapshots; most added time first.
+pub fn op_drift(
+    history: &[(EntryMeta, Snapshot)],
+    candidate: &(EntryMeta, Snapshot),
+    rule: &DriftRule,
+) -> Vec<Drift> {
+    let Some(window) = window(history, rule) else {
+        return Vec::new();
+    };
+    let (entry, snapshot) = candidate;
+    let busy = busy_per_step(entry);
+    let reference_busy = busy_per_step(&window[0].0);
+    let mut drifts: Vec<Drift> = op_times_per_step(snapshot)
+        .into_iter()
+        .filter(|&(_, us)| busy > 0.0 && us / busy * 100.0 >= rule.min_share_percent)
+        .filter_map(|(name, us)| {
+            let points = op_series(window, &name);
+            let candidate_point = Point {
+                commit: entry.commit.clone(),
+                time: entry.time.clone(),
+                run_url: entry.run_url.clone(),
+                value_us: us,
+            };
+            let drift = drift_of(&points, &candidate_point, rule, reference_busy)?;
+            let category = snapshot
+                .ops
+                .iter()
+                .find(|op| op.name == name)
+                .map(|op| op.category.as_str().to_string())
+                .unwrap_or_default();
+            Some(Drift {
+                workload: entry.workload.clone(),
+                op: Some(OpRef {
+                    name,
+                    category,
+                    ..OpRef::default()
+                }),
+                ..drift
+            })
+        })
+        .collect();
+    drifts.sort_by(|a, b| b.impact_percent.total_cmp(&a.impact_percent));
+    drifts
+}
+
+impl Drift {
+    /// The finding `check` reports: rule `drift`, a timeline finding for the
+    /// workload's computation time or a regression of the op, with the
+    /// merges that added up to it in the message:
+    /// `computation time +7.7% over the last 5 merges (abc1234 +1.5%, …)`.
+    pub fn finding(&self, severity: Severity) -> Finding {
+        let (kind, what, metric) = match &self.op {
+            Some(op) => (
+                FindingKind::Regression,
+                format!("{} GPU time", op.name),
+                "GPU time per step (all shapes)",
+            ),
+            None => (
+                FindingKind::Timeline,
+                "computation time".to_string(),
+                "computation_time_per_step",
+            ),
+        };
+        let mut commits: Vec<String> = self
+            .steps
+            .iter()
+            .take(LISTED_COMMITS)
+            .map(|step| format!("{} {:+.1}%", short(&step.commit), step.delta_percent))
+            .collect();
+        if self.steps.len() > LISTED_COMMITS {
+            commits.push(format!("{} more", self.steps.len() - LISTED_COMMITS));
+        }
+        let message = format!(
+            "{what} {:+.1}% over the last {} merges, beyond the {}% drift limit (since {}: {})",
+            self.total_percent,
+            self.merges,
+            self.limit_percent,
+            short(&self.reference_commit),
+            commits.join(", ")
+        );
+        let mut finding = Finding {
+            op: self.op.clone(),
+            metric: metric.to_string(),
+            baseline: Some(self.reference_us),
+            candidate: Some(self.candidate_us),
+            unit: "µs".to_string(),
+            delta_percent: Some(self.total_percent),
+            limit: Some(self.limit_percent),
+            impact_percent: Some(self.impact_percent),
+            priority: FindingPriority::of_impact(self.impact_percent),
+            ..Finding::new(DRIFT_RULE, severity, kind, self.workload.as_str(), message)
+        };
+        finding.statistics.per = Some(Per::Step);
+        finding.statistics.limit_unit = Some("%".to_string());
+        finding
+    }
+}
+
+/// The last `rule.merges` runs of the history, the reference first; `None`
+/// when there are fewer or none are asked for.
+fn window<'a, T>(history: &'a [T], rule: &DriftRule) -> Option<&'a [T]> {
+    let start = history.len().checked_sub(rule.merges)?;
+    (rule.merges > 0).then(|| &history[start..])
+}
+
+/// The drift from `points[0]` (the reference) through the other points to
+/// the candidate, when the candidate grew beyond the limit; the workload is
+/// left for the caller to name.
+fn drift_of(
+    points: &[Point],
+    candidate: &Point,
+    rule: &DriftRule,
+    reference_busy_us: f64,
+) -> Option<Drift> {
+    let reference = points.first()?;
+    if reference.value_us <= 0.0 {
+        return None;
+    }
+    let total_percent = (candidate.value_us / reference.value_us - 1.0) * 100.0;
+    if total_percent <= rule.limit_percent {
+        return None;
+    }
+    let run: Vec<&Point> = points.iter().chain(std::iter::once(candidate)).collect();
+    let steps = run
+        .windows(2)
+        .map(|pair| DriftStep {
+            commit: pair[1].commit.clone(),
+            value_us: pair[1].value_us,
+            delta_percent: if pair[0].value_us > 0.0 {
+                (pair[1].value_us / pair[0].value_us - 1.0) * 100.0
+            } else {
+                f64::INFINITY
+            },
+        })
+        .collect();
+    let added = candidate.value_us - reference.value_us;
+    Some(Drift {
+        workload: String::new(),
+        op: None,
+        merges: rule.merges,
+        limit_percent: rule.limit_percent,
+        reference_commit: reference.commit.clone(),
+        reference_us: reference.value_us,
+        candidate_us: candidate.value_us,
+        total_percent,
+        impact_percent: if reference_busy_us > 0.0 {
+            added / reference_busy_us * 100.0
+        } else {
+            total_percent
+        },
+        steps,
+    })
+}
+
+/// A run's GPU busy time per step, µs.
+fn busy_per_step(entry: &EntryMeta) -> f64 {
+    entry.busy_time_us / entry.steps.max(1) as f64
+}
+
+/// A commit as messages show it: its first 7 characters.
+fn short(commit: &str) -> &str {
+    commit.get(..7).unwrap_or(commit)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,278 @@
+//! Drift tests: the issue's fixture of five +1.5% merges (drift fails on
+//! the fifth and lists the five commits, no single merge fails a single
+//! check — with the gate's own compare and judge on a corpus snapshot ×1.015
+//! under the default policy), short histories, improvements, per-op drift
+//! and the finding.
+
+use super::*;
+use crate::analysis::ops::stats::Stats;
+use crate::analysis::timeline::Breakdown;
+use crate::gate::judge::tests::verdict_of;
+use crate::gate::snapshot::tests::{corpus_snapshot, example_profile};
+use crate::gate::verdict::Outcome;
+use crate::history::entry::Origin;
+
+/// A run of workload `w` at `commit` with `us` of computation per step
+/// (4 steps, busy time 10% above computation).
+fn entry(commit: &str, us: f64) -> EntryMeta {
+    EntryMeta {
+        workload: "w".into(),
+        commit: commit.into(),
+        branch: Some("main".into()),
+        time: String::new(),
+        pr: None,
+        run_url: None,
+        hardware: None,
+        gpus: String::new(),
+        runtime: None,
+        pytorch: None,
+        steps: 4,
+        computation_time_us: us * 4.0,
+        busy_time_us: us * 4.4,
+        file: String::new(),
+    }
+}
+
+/// `flat` runs at 10 ms per step, then `merges` runs each 1.5% slower than
+/// the one before: commits `base0`…, `merge1`….
+fn fixture(flat: usize, merges: usize) -> Vec<EntryMeta> {
+    let mut runs: Vec<EntryMeta> = (0..flat)
+        .map(|i| entry(&format!("base{i}"), 10_000.0))
+        .collect();
+    runs.extend((1..=merges).map(|k| {
+        entry(
+            &format!("merge{k}aaaaaaa"),
+            10_000.0 * 1.015f64.powi(k as i32),
+        )
+    }));
+    runs
+}
+
+fn rule(merges: usize, limit_percent: f64) -> DriftRule {
+    DriftRule {
+        merges,
+        limit_percent,
+        ..DriftRule::default()
+    }
+}
+
+#[test]
+fn five_merges_of_one_and_a_half_percent_fail_on_the_fifth_listing_them() {
+    let runs = fixture(1, 5);
+    let rule = rule(5, 5.0);
+    // Each merge as the candidate against the runs before it: the first
+    // four have no run five merges back.
+    for k in 1..5 {
+        assert_eq!(
+            workload_drift(&runs[..k], &runs[k], &rule),
+            None,
+            "merge {k}"
+        );
+    }
+    let drift = workload_drift(&runs[..5], &runs[5], &rule).expect("the fifth drifts");
+    assert_eq!(drift.reference_commit, "base0");
+    let commits: Vec<&str> = drift.steps.iter().map(|s| s.commit.as_str()).collect();
+    assert_eq!(
+        commits,
+        [1, 2, 3, 4, 5].map(|k| format!("merge{k}aaaaaaa")),
+        "oldest first, the candidate last"
+    );
+    for step in &drift.steps {
+        assert!((step.delta_percent - 1.5).abs() < 1e-9, "{step:?}");
+    }
+    assert!((drift.total_percent - 7.728).abs() < 0.001, "{drift:?}");
+    assert_eq!(drift.workload, "w");
+    // No single merge exceeds a single check's limit (the gate's is the
+    // noise floor, 3%, at least: see the corpus test below).
+    let single = DriftRule {
+        merges: 1,
+        limit_percent: 3.0,
+        ..DriftRule::default()
+    };
+    for k in 1..=5 {
+        assert_eq!(workload_drift(&runs[..k], &runs[k], &single), None);
+    }
+}
+
+#[test]
+fn with_a_longer_history_the_limit_is_reached_after_its_share_of_merges() {
+    // +1.5% compounds to +4.6% over three merges, +6.1% over four and
+    // +7.7% over five: a 5% limit fails on the fourth, a 7% one on the
+    // fifth.
+    let runs = fixture(6, 5);
+    let first_failure = |limit: f64| {
+        (6..11)
+            .find(|&i| workload_drift(&runs[..i], &runs[i], &rule(5, limit)).is_some())
+            .map(|i| i - 5)
+    };
+    assert_eq!(first_failure(5.0), Some(4));
+    assert_eq!(first_failure(7.0), Some(5));
+    assert_eq!(first_failure(8.0), None);
+}
+
+#[test]
+fn faster_is_never_drift_and_short_histories_say_nothing() {
+    let mut runs = fixture(1, 0);
+    runs.extend((1..=5).map(|k| entry(&format!("m{k}"), 10_000.0 * 0.98f64.powi(k))));
+    assert_eq!(workload_drift(&runs[..5], &runs[5], &rule(5, 5.0)), None);
+    assert_eq!(workload_drift(&[], &runs[0], &rule(5, 5.0)), None);
+    assert_eq!(workload_drift(&runs[..5], &runs[5], &rule(0, 5.0)), None);
+}
+
+#[test]
+fn the_finding_names_the_rule_the_total_and_every_commit() {
+    let runs = fixture(1, 5);
+    let drift = workload_drift(&runs[..5], &runs[5], &rule(5, 5.0)).expect("drift");
+    let finding = drift.finding(Severity::Fail);
+    assert_eq!(finding.rule, "drift");
+    assert_eq!(finding.severity, Severity::Fail);
+    assert_eq!(finding.kind, FindingKind::Timeline);
+    assert_eq!(finding.workload, "w");
+    assert_eq!(
+        finding.message,
+        "computation time +7.7% over the last 5 merges, beyond the 5% drift limit \
+         (since base0: merge1a +1.5%, merge2a +1.5%, merge3a +1.5%, merge4a +1.5%, merge5a +1.5%)"
+    );
+    assert_eq!(finding.baseline, Some(10_000.0));
+    assert_eq!(finding.limit, Some(5.0));
+    assert_eq!(finding.statistics.per, Some(Per::Step));
+    // 773 µs added to 11,000 µs of busy time per step: 7.0%.
+    assert_eq!(finding.priority, FindingPriority::Critical);
+}
+
+/// The example snapshot with every row of `op` `factor` times slower.
+fn op_scaled(snapshot: &Snapshot, op: &str, factor: f64) -> Snapshot {
+    let mut copy = snapshot.clone();
+    for row in copy.ops.iter_mut().filter(|row| row.name == op) {
+        scale_stats(&mut row.direct, factor);
+    }
+    copy
+}
+
+fn scale_stats(stats: &mut Stats, factor: f64) {
+    stats.sum *= factor;
+    stats.mean *= factor;
+    stats.median *= factor;
+    stats.min *= factor;
+    stats.max *= factor;
+    stats.std = stats.std.map(|s| s * factor);
+}
+
+#[test]
+fn an_op_drifting_alone_is_named_and_the_others_are_not() {
+    let (profile, sha, bytes) = example_profile();
+    let example = Snapshot::from_profile(&profile, sha, bytes);
+    let times = op_times_per_step(&example);
+    let busy = example.timeline.busy_time / example.steps.len().max(1) as f64;
+    let (top, _) = times
+        .iter()
+        .max_by(|a, b| a.1.total_cmp(b.1))
+        .expect("the example has ops");
+    assert!(times[top] / busy >= 0.01);
+    let runs: Vec<(EntryMeta, Snapshot)> = (0..=5)
+        .map(|k| {
+            let snapshot = op_scaled(&example, top, 1.03f64.powi(k));
+            let origin = Origin {
+                commit: format!("c{k}"),
+                ..Origin::default()
+            };
+            (EntryMeta::of_snapshot(&snapshot, origin), snapshot)
+        })
+        .collect();
+    let drifts = op_drift(&runs[..5], &runs[5], &rule(5, 10.0));
+    assert_eq!(drifts.len(), 1, "{drifts:#?}");
+    let drift = &drifts[0];
+    assert_eq!(
+        drift.op.as_ref().map(|op| op.name.as_str()),
+        Some(top.as_str())
+    );
+    assert!((drift.total_percent - 15.927).abs() < 0.01, "{drift:?}");
+    assert_eq!(drift.steps.len(), 5);
+    let finding = drift.finding(Severity::Warn);
+    assert_eq!(finding.kind, FindingKind::Regression);
+    assert!(
+        finding
+            .message
+            .starts_with(&format!("{top} GPU time +15.9% over the last 5 merges"))
+    );
+    // Within the limit, or below the share floor, nothing.
+    assert!(op_drift(&runs[..5], &runs[5], &rule(5, 20.0)).is_empty());
+    let floor = DriftRule {
+        min_share_percent: 100.0,
+        ..rule(5, 10.0)
+    };
+    assert!(op_drift(&runs[..5], &runs[5], &floor).is_empty());
+}
+
+fn scale_breakdown(timeline: &mut Breakdown, factor: f64) {
+    for time in [
+        &mut timeline.computation_time,
+        &mut timeline.exposed_comm_time,
+        &mut timeline.exposed_memcpy_time,
+        &mut timeline.busy_time,
+        &mut timeline.idle_time,
+        &mut timeline.total_time,
+        &mut timeline.total_comm_time,
+        &mut timeline.total_memcpy_time,
+    ] {
+        *time *= factor;
+    }
+}
+
+/// A snapshot with every time `factor` times longer: the whole run
+/// uniformly slower, as one +1.5% merge makes it.
+fn scaled(snapshot: &Snapshot, factor: f64) -> Snapshot {
+    let mut copy = snapshot.clone();
+    scale_breakdown(&mut copy.timeline, factor);
+    for step in &mut copy.steps {
+        step.host_duration_us *= factor;
+        step.kernel_time_us *= factor;
+        scale_breakdown(&mut step.timeline, factor);
+    }
+    for op in &mut copy.ops {
+        scale_stats(&mut op.direct, factor);
+        op.samples_us.iter_mut().for_each(|us| *us *= factor);
+        op.step_us.iter_mut().for_each(|(_, us)| *us *= factor);
+        op.kernel_us.iter_mut().for_each(|(_, us)| *us *= factor);
+    }
+    copy.short_kernels.time_us *= factor;
+    copy.idle.host_wait_us *= factor;
+    copy.idle.kernel_wait_us *= factor;
+    copy
+}
+
+/// The other half of the fixture: one +1.5% merge passes the gate's single
+/// check under the default policy, on every h100 corpus workload.
+#[test]
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
+fn one_merge_of_one_and_a_half_percent_passes_a_verdict_of() {
+    for relative in [
+        "tracelens/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz",
+        "tracelens/h100/gaunernst_bert-small-uncased__1016001.json.gz",
+        "tracelens/h100/facebook_timesformer-base-finetuned-k400__1016002.json.gz",
+    ] {
+        let baseline = corpus_snapshot(relative);
+        let verdict = verdict_of(&baseline, &scaled(&baseline, 1.015));
+        assert_ne!(
+            verdict.outcome,
+            Outcome::Fail,
+            "{relative}: {:#?}",
+            verdict.findings
+        );
+        assert!(
+            verdict
+                .findings
+                .iter()
+                .all(|f| f.severity != Severity::Fail),
+            "{relative}: {:#?}",
+            verdict.findings
+        );
+    }
+    // The same check sees the five merges together: +7.7% fails.
+    let baseline = corpus_snapshot("tracelens/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz");
+    let verdict = verdict_of(&baseline, &scaled(&baseline, 1.015f64.powi(5)));
+    assert_eq!(verdict.outcome, Outcome::Fail, "{:#?}", verdict.findings);
+}

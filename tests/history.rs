@@ -180,3 +180,104 @@ fn check_takes_its_baseline_window_from_the_history() {
         "{report}"
     );
 }
+
+/// examples/baseline.json.gz with every kernel, copy and fill `factor` times
+/// as long, written as `dir/model.json.gz`.
+fn scaled_example(dir: &Path, factor: f64) -> PathBuf {
+    use std::io::{Read, Write};
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/baseline.json.gz");
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(example).expect("example"))
+        .read_to_string(&mut text)
+        .expect("gzip");
+    let mut trace: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    for event in trace["traceEvents"].as_array_mut().expect("events") {
+        let gpu = matches!(
+            event["cat"].as_str(),
+            Some("kernel" | "gpu_memcpy" | "gpu_memset")
+        );
+        if let (true, Some(dur)) = (gpu, event["dur"].as_f64()) {
+            event["dur"] = serde_json::json!(dur * factor);
+        }
+    }
+    std::fs::create_dir_all(dir).expect("dir");
+    let path = dir.join("model.json.gz");
+    let file = std::fs::File::create(&path).expect("create");
+    let mut gz = flate2::write::GzEncoder::new(file, flate2::Compression::fast());
+    gz.write_all(trace.to_string().as_bytes()).expect("write");
+    gz.finish().expect("finish");
+    path
+}
+
+/// Issue #14: five merges of +1.5% each. Each one's check against the
+/// history passes; the fifth's fails on the drift rule (5 merges, 5%),
+/// naming the five commits.
+#[test]
+fn five_small_merges_pass_one_by_one_and_fail_as_drift_on_the_fifth() {
+    let dir = tempfile::TempDir::new().expect("tempdir");
+    let history = dir.path().join("history");
+    let mut traces = Vec::new();
+    for merge in 0..=5 {
+        let factor = 1.015f64.powi(merge);
+        traces.push(scaled_example(&dir.path().join(format!("m{merge}")), factor));
+    }
+    let check = |merge: usize| {
+        let out = dir.path().join(format!("out{merge}"));
+        let output = tracegate()
+            .args(["check", "--history"])
+            .arg(&history)
+            .args(["--commit", &format!("merge{merge}"), "--candidate"])
+            .arg(&traces[merge])
+            .arg("--out-dir")
+            .arg(&out)
+            .env_remove("GITHUB_SHA")
+            .output()
+            .expect("runs");
+        let report = std::fs::read_to_string(out.join("report.json")).expect("report.json");
+        let report: serde_json::Value = serde_json::from_str(&report).expect("JSON");
+        (output.status.code(), report)
+    };
+    for merge in 0..=5 {
+        if merge > 0 {
+            let (code, report) = check(merge);
+            let drift: Vec<&serde_json::Value> = report["findings"]
+                .as_array()
+                .expect("findings")
+                .iter()
+                .filter(|f| f["rule"] == "drift")
+                .collect();
+            if merge < 5 {
+                assert_eq!(code, Some(0), "merge {merge}: {report:#}");
+                assert!(drift.is_empty(), "merge {merge}: {drift:?}");
+            } else {
+                assert_eq!(code, Some(1), "{report:#}");
+                assert!(!drift.is_empty(), "{report:#}");
+                for finding in &drift {
+                    assert_eq!(finding["severity"], "fail");
+                    let message = finding["message"].as_str().expect("message");
+                    assert!(message.contains("over the last 5 merges"), "{message}");
+                    for commit in 1..=5 {
+                        assert!(message.contains(&format!("merge{commit} +1.5%")), "{message}");
+                    }
+                    let delta = finding["delta_percent"].as_f64().expect("delta");
+                    assert!((delta - 7.73).abs() < 0.1, "{delta}");
+                }
+                // Every failing finding is drift: no one merge was a regression.
+                for finding in report["findings"].as_array().expect("findings") {
+                    if finding["severity"] == "fail" {
+                        assert_eq!(finding["rule"], "drift", "{finding:#}");
+                    }
+                }
+            }
+        }
+        tracegate()
+            .args(["history", "add", "--quiet", "--dir"])
+            .arg(&history)
+            .args(["--commit", &format!("merge{merge}"), "--branch", "main"])
+            .args(["--time", &format!("2026-11-1{merge}T00:00:00Z")])
+            .arg(&traces[merge])
+            .env_remove("GITHUB_SHA")
+            .assert()
+            .success();
+    }
+}

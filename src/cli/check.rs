@@ -15,8 +15,9 @@ use tracegate::gate::compare::{self, CompareOptions, LearnedRatios};
 use tracegate::gate::judge::{self, JudgeOptions, Workload};
 use tracegate::gate::policy::{HardwareChoice, Policy};
 use tracegate::gate::snapshot::{self, Snapshot};
-use tracegate::gate::verdict::Verdict;
-use tracegate::history::entry::EntryMeta;
+use tracegate::gate::verdict::{Finding, Severity, Verdict};
+use tracegate::history::drift::{self, DriftRule};
+use tracegate::history::entry::{EntryMeta, Origin};
 use tracegate::history::ratios;
 use tracegate::history::store::{Scan, Store};
 use tracegate::history::window::{self, PairQuery, WindowQuery};
@@ -304,6 +305,7 @@ pub fn check(
     // Workloads the history has no window for, and why; windows' notes.
     let mut no_baseline: BTreeMap<String, String> = BTreeMap::new();
     let mut notes: Vec<(String, String)> = Vec::new();
+    let mut drift: Vec<Finding> = Vec::new();
     for (name, baseline_inputs, candidate_input) in pairs {
         let mut baseline_sides = baseline_inputs
             .iter()
@@ -323,6 +325,9 @@ pub fn check(
                 Ok((window, note)) => {
                     baseline_sides = window;
                     notes.push((name.clone(), note));
+                    drift.extend(drift_findings(
+                        store, entries, &name, candidate, policy, *commit,
+                    )?);
                 }
                 Err(reason) => {
                     no_baseline.insert(name.clone(), reason);
@@ -391,7 +396,11 @@ pub fn check(
         };
         workloads.push(workload);
     }
-    let mut verdict = judge::judge_with(&workloads, policy, options);
+    let options = JudgeOptions {
+        findings: options.findings.iter().cloned().chain(drift).collect(),
+        ..options.clone()
+    };
+    let mut verdict = judge::judge_with(&workloads, policy, &options);
     for (name, note) in notes {
         if let Some(summary) = verdict.workloads.iter_mut().find(|w| w.name == name) {
             summary.notes.push(note);
@@ -498,6 +507,69 @@ fn history_window(
         last.commit.chars().take(7).collect::<String>(),
     );
     Ok(Ok((sides, note)))
+}
+
+/// The drift rule over the history (the policy's `history.drift`): the
+/// candidate's computation time per step, and each op's above a share of
+/// its GPU time, against the run `merges` merges before it on the same
+/// hardware on `history.branch`; a fail finding per value that grew beyond
+/// the limit (an op's when its added time is at least the policy's
+/// `noise.min_impact_percent` of GPU time), naming every merge between.
+fn drift_findings(
+    store: &Store,
+    entries: &[EntryMeta],
+    name: &str,
+    candidate: &Side,
+    policy: &Policy,
+    commit: Option<&str>,
+) -> Result<Vec<Finding>, Failure> {
+    let fingerprint = &candidate.snapshot.fingerprint;
+    let hardware = window::hardware_key(fingerprint.hardware.as_deref(), &fingerprint.gpus_text());
+    let query = WindowQuery {
+        workload: name,
+        hardware: &hardware,
+        branch: &policy.history.branch,
+        exclude_commit: commit,
+        size: usize::MAX,
+    };
+    let runs: Vec<EntryMeta> = window::baseline_window(entries, &query)
+        .into_iter()
+        .cloned()
+        .collect();
+    let rule = DriftRule {
+        merges: policy.history.drift.merges,
+        limit_percent: policy.history.drift.limit_percent,
+        ..DriftRule::default()
+    };
+    let origin = Origin {
+        commit: commit.unwrap_or("candidate").to_string(),
+        ..Origin::default()
+    };
+    let candidate_entry = EntryMeta::of_snapshot(&candidate.snapshot, origin);
+    let mut findings: Vec<Finding> = drift::workload_drift(&runs, &candidate_entry, &rule)
+        .map(|d| d.finding(Severity::Fail))
+        .into_iter()
+        .collect();
+    // Op drift reads only the runs from the reference on.
+    let recent = &runs[runs.len().saturating_sub(rule.merges)..];
+    if recent.len() == rule.merges {
+        let mut loaded = Vec::with_capacity(recent.len());
+        for entry in recent {
+            let snapshot = store
+                .load(entry)
+                .map_err(|e| Failure::input(e.to_string()))?;
+            loaded.push((entry.clone(), snapshot));
+        }
+        let candidate_run = (candidate_entry, candidate.snapshot.clone());
+        // An op's drift counts when it matters on its own, as a row must.
+        findings.extend(
+            drift::op_drift(&loaded, &candidate_run, &rule)
+                .iter()
+                .filter(|d| d.impact_percent >= policy.noise.min_impact_percent)
+                .map(|d| d.finding(Severity::Fail)),
+        );
+    }
+    Ok(findings)
 }
 
 /// The ratios learned from the history's earlier comparisons of the two
@@ -661,7 +733,20 @@ fn write_replay_packages(
 ) -> Result<(), Failure> {
     // Kernels a graph replayed with no op known: nothing to call, one note.
     let mut graph_kernels: Vec<usize> = Vec::new();
+    // A drift finding sums an op's shapes over merges: no one call to replay.
+    let mut drifts: Vec<usize> = Vec::new();
     let selection = replay::select_packages(verdict, &policy.replay, |finding, op| {
+        if finding.rule == drift::DRIFT_RULE {
+            drifts.extend(
+                verdict
+                    .findings
+                    .iter()
+                    .position(|f| std::ptr::eq(f, finding)),
+            );
+            return Err(ReplayError::NoSuchRow {
+                name: op.name.clone(),
+            });
+        }
         let (_, baselines, candidate) = sides
             .iter()
             .find(|(name, ..)| *name == finding.workload)
@@ -693,6 +778,9 @@ fn write_replay_packages(
     let mut graph_kernel_rows: BTreeMap<String, usize> = BTreeMap::new();
     for (index, reason) in &selection.skipped {
         let workload = verdict.findings[*index].workload.clone();
+        if drifts.contains(index) {
+            continue;
+        }
         if graph_kernels.contains(index) {
             *graph_kernel_rows.entry(workload).or_default() += 1;
         } else if let Some(summary) = verdict.workloads.iter_mut().find(|w| w.name == workload) {

@@ -234,6 +234,7 @@ fn check_command(args: &CheckArgs) -> Result<u8, Failure> {
     let options = JudgeOptions {
         today: Some(today()),
         accept,
+        findings: Vec::new(),
     };
     if args.cross_platform {
         policy.cross_platform.enabled = true;

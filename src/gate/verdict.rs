@@ -13,6 +13,11 @@ pub use crate::gate::stats::IntervalKind;
 /// Version of the `report.json` schema written by `check` (docs/REPORT.md).
 pub const VERDICT_SCHEMA_VERSION: u32 = 1;
 
+/// The rule name of drift findings (`accept: - rule: drift`): the history's
+/// comparison of a candidate with the run several merges before it, judged
+/// and grouped apart from the one-pair comparison.
+pub const DRIFT_RULE: &str = "drift";
+
 /// Compatible additions to that version: 1 added the `inconclusive`
 /// outcome and the `integrity` finding kind; 2 the finding `groups`, the
 /// group counts (`failing_groups`, `warning_groups`), the `accepted`

@@ -16,8 +16,7 @@ use super::series::{Point, op_series, op_times_per_step, workload_series};
 use crate::gate::snapshot::Snapshot;
 use crate::gate::verdict::{Finding, FindingKind, FindingPriority, OpRef, Per, Severity};
 
-/// The rule name drift findings carry (`accept: - rule: drift`).
-pub const DRIFT_RULE: &str = "drift";
+pub use crate::gate::verdict::DRIFT_RULE;
 
 /// Commits a drift message lists by name; more are counted.
 const LISTED_COMMITS: usize = 10;

@@ -7,8 +7,8 @@
 //! files; everything else is a plain function of entries and snapshots.
 
 pub mod changepoint;
-pub mod drift;
 pub mod dashboard;
+pub mod drift;
 pub mod entry;
 pub mod ratios;
 pub mod series;

@@ -24,6 +24,10 @@ pub struct JudgeOptions {
     pub today: Option<Date>,
     /// Accept entries from the command line (`check --accept`).
     pub accept: Vec<Accept>,
+    /// Findings measured outside the comparisons (the history's drift
+    /// rule), judged with the others: accept entries apply to them and
+    /// they count in the verdict.
+    pub findings: Vec<Finding>,
 }
 
 /// How many warnings about unused entries get a line number: each costs a

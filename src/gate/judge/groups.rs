@@ -15,7 +15,9 @@ use std::collections::HashMap;
 
 use super::summary::op_key_text;
 use crate::gate::compare::OpComparison;
-use crate::gate::verdict::{Finding, FindingGroup, FindingKind, OpRef, Severity, WorkloadSummary};
+use crate::gate::verdict::{
+    DRIFT_RULE, Finding, FindingGroup, FindingKind, OpRef, Severity, WorkloadSummary,
+};
 
 /// Groups `findings` (already sorted) by workload, op name and kind, in the
 /// order of each group's most important finding. `rows` finds a finding's
@@ -26,11 +28,17 @@ pub(super) fn group_findings(
     summaries: &[WorkloadSummary],
 ) -> Vec<FindingGroup> {
     let mut order: Vec<Vec<usize>> = Vec::new();
-    let mut index: HashMap<(String, String, FindingKind), usize> = HashMap::new();
+    // A drift finding (over merges, from the history) is a group of its own.
+    let mut index: HashMap<(String, String, FindingKind, bool), usize> = HashMap::new();
     for (i, f) in findings.iter().enumerate() {
         match &f.op {
             Some(op) => {
-                let key = (f.workload.clone(), op.name.clone(), f.kind);
+                let key = (
+                    f.workload.clone(),
+                    op.name.clone(),
+                    f.kind,
+                    f.rule == DRIFT_RULE,
+                );
                 match index.get(&key) {
                     Some(&g) => order[g].push(i),
                     None => {
@@ -162,7 +170,12 @@ fn build(
         path_b: group.iter().find_map(|f| f.path_b.clone()),
     };
     result.summary = summary_line(&result, first);
-    result.advice = advice(&result);
+    result.advice = if first.rule == DRIFT_RULE {
+        // The merges that added up to it are the advice: where to look.
+        Some(first.message.clone())
+    } else {
+        advice(&result)
+    };
     result
 }
 

@@ -182,6 +182,7 @@ pub fn judge_with(workloads: &[Workload], policy: &Policy, options: &JudgeOption
         pending,
         policy.noise.false_discovery_rate,
     ));
+    findings.extend(options.findings.iter().cloned());
     apply_accepts(&mut findings, policy, options);
     findings.extend(unmatched_entries(workloads, policy, options));
     // Rows flagged only by findings that did not survive FDR count as unchanged.

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::finding::{NONE, Row, kind_label, shape_of, signed_percent};
 use crate::gate::verdict::{
-    Counts, Finding, FindingGroup, FindingKind, LearnedFrom, Severity, Verdict,
+    Counts, DRIFT_RULE, Finding, FindingGroup, FindingKind, LearnedFrom, Severity, Verdict,
 };
 use crate::render::text::{plain_url, shorten};
 
@@ -208,6 +208,9 @@ pub(super) fn group_counts(groups: &[FindingGroup], c: &Counts) -> (usize, usize
 /// ratio in a cross-platform run), else the kind.
 fn why(group: &FindingGroup, findings: &[&Finding], cross_platform: bool) -> String {
     let mut parts: Vec<String> = Vec::new();
+    if findings.iter().any(|f| f.rule == DRIFT_RULE) {
+        return "drift over merges".to_string();
+    }
     match group.kind {
         FindingKind::Regression | FindingKind::Improvement | FindingKind::UnexpectedRatio => {
             match group.same_kernels {

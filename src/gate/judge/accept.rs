@@ -306,7 +306,7 @@ mod tests {
         ];
         let on = |day: &str| JudgeOptions {
             today: Date::parse(day).ok(),
-            accept: Vec::new(),
+            ..JudgeOptions::default()
         };
         let mut before = findings.clone();
         apply_accepts(&mut before, &policy, &on("2025-06-30"));

@@ -219,7 +219,10 @@ fn five_small_merges_pass_one_by_one_and_fail_as_drift_on_the_fifth() {
     let mut traces = Vec::new();
     for merge in 0..=5 {
         let factor = 1.015f64.powi(merge);
-        traces.push(scaled_example(&dir.path().join(format!("m{merge}")), factor));
+        traces.push(scaled_example(
+            &dir.path().join(format!("m{merge}")),
+            factor,
+        ));
     }
     let check = |merge: usize| {
         let out = dir.path().join(format!("out{merge}"));
@@ -257,7 +260,10 @@ fn five_small_merges_pass_one_by_one_and_fail_as_drift_on_the_fifth() {
                     let message = finding["message"].as_str().expect("message");
                     assert!(message.contains("over the last 5 merges"), "{message}");
                     for commit in 1..=5 {
-                        assert!(message.contains(&format!("merge{commit} +1.5%")), "{message}");
+                        assert!(
+                            message.contains(&format!("merge{commit} +1.5%")),
+                            "{message}"
+                        );
                     }
                     let delta = finding["delta_percent"].as_f64().expect("delta");
                     assert!((delta - 7.73).abs() < 0.1, "{delta}");
@@ -280,4 +286,54 @@ fn five_small_merges_pass_one_by_one_and_fail_as_drift_on_the_fifth() {
             .assert()
             .success();
     }
+}
+
+/// `history report` writes the dashboard: an index, a page per workload
+/// with every run as a point, the shared assets, nothing outside the site.
+#[test]
+fn history_report_writes_the_dashboard_of_the_branch() {
+    let dir = tempfile::TempDir::new().expect("tempdir");
+    let history = dir.path().join("history");
+    for (i, factor) in [1.0, 1.01, 0.99, 1.0, 1.3, 1.31, 1.29, 1.3]
+        .iter()
+        .enumerate()
+    {
+        let trace = scaled_example(&dir.path().join(format!("r{i}")), *factor);
+        tracegate()
+            .args(["history", "add", "--quiet", "--dir"])
+            .arg(&history)
+            .args(["--commit", &format!("c{i}"), "--branch", "main"])
+            .args(["--time", &format!("2026-11-1{i}T00:00:00Z")])
+            .arg(&trace)
+            .env_remove("GITHUB_SHA")
+            .assert()
+            .success();
+    }
+    add(&history, "pr1", "feature", "2026-11-19T00:00:00Z");
+    let site = dir.path().join("site");
+    let output = tracegate()
+        .args(["history", "report", "--dir"])
+        .arg(&history)
+        .arg("-o")
+        .arg(&site)
+        .env_remove("GITHUB_REPOSITORY")
+        .output()
+        .expect("runs");
+    assert!(output.status.success(), "{output:?}");
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        said.contains("1 workload page(s)") && said.contains("8 run(s) on `main`"),
+        "{said}"
+    );
+    let page = std::fs::read_to_string(site.join("workloads/model.html")).expect("workload page");
+    assert!(
+        page.contains("data-points=\"8\""),
+        "every main run is a point"
+    );
+    // The ×1.3 from the fifth run on is found as a step.
+    assert!(page.contains("badge regression"), "change point labelled");
+    assert!(site.join("index.html").is_file());
+    assert!(site.join("assets/uPlot.iife.min.js").is_file());
+    // The feature branch's run is not charted.
+    assert!(!site.join("workloads/small_cuda.html").exists());
 }

@@ -63,6 +63,9 @@ pub(super) enum HistoryCommand {
     Show(HistoryShowArgs),
     /// Keep the newest N runs of each workload and delete the others.
     Prune(HistoryPruneArgs),
+    /// Write the dashboard: a static, self-contained HTML site (series with
+    /// noise bands, change points, environment changes, top ops, platform pairs).
+    Report(HistoryReportArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -129,6 +132,23 @@ pub(super) struct HistoryShowArgs {
     /// Only the runs of this branch.
     #[arg(long, value_name = "BRANCH")]
     pub(super) branch: Option<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub(super) struct HistoryReportArgs {
+    /// The history directory.
+    #[arg(long, value_name = "DIR")]
+    pub(super) dir: PathBuf,
+    /// Where to write the site (created if missing; open its index.html).
+    #[arg(short, long, value_name = "DIR")]
+    pub(super) out: PathBuf,
+    /// The branch whose runs are charted.
+    #[arg(long, value_name = "BRANCH", default_value = "main")]
+    pub(super) branch: String,
+    /// The repository's URL, for links to commits (default:
+    /// $GITHUB_SERVER_URL/$GITHUB_REPOSITORY).
+    #[arg(long, value_name = "URL")]
+    pub(super) repository: Option<String>,
 }
 
 #[derive(Debug, clap::Args)]

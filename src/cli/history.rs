@@ -16,7 +16,7 @@ use tracegate::render::text::{human_us, printable};
 
 use super::args::{HistoryAddArgs, HistoryCommand, HistoryListArgs, HistoryShowArgs};
 use super::check::{self, ReadOptions};
-use super::{Failure, emit};
+use super::{Failure, emit, history_report};
 
 /// Runs a `history` subcommand; `width` is the terminal's.
 pub(super) fn history_command(command: &HistoryCommand, width: u16) -> Result<u8, Failure> {
@@ -24,6 +24,7 @@ pub(super) fn history_command(command: &HistoryCommand, width: u16) -> Result<u8
         HistoryCommand::Add(args) => add(args),
         HistoryCommand::List(args) => list(args, width),
         HistoryCommand::Show(args) => show(args, width),
+        HistoryCommand::Report(args) => history_report::report(args),
         HistoryCommand::Prune(args) => {
             let store = open(&args.dir)?;
             let keep = usize::try_from(args.keep).unwrap_or(usize::MAX);
@@ -43,11 +44,11 @@ pub(super) fn history_command(command: &HistoryCommand, width: u16) -> Result<u8
 }
 
 /// Opens the history at `dir`, refusing a path that is not a directory.
-fn open(dir: &Path) -> Result<Store, Failure> {
+pub(super) fn open(dir: &Path) -> Result<Store, Failure> {
     Store::open(dir).map_err(store_failure)
 }
 
-fn store_failure(error: StoreError) -> Failure {
+pub(super) fn store_failure(error: StoreError) -> Failure {
     Failure::input(error.to_string())
 }
 

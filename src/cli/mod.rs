@@ -8,6 +8,7 @@
 mod args;
 mod check;
 mod history;
+mod history_report;
 
 use args::*;
 

@@ -11,6 +11,7 @@ pub mod dashboard;
 pub mod drift;
 pub mod entry;
 pub mod ratios;
+pub mod report;
 pub mod series;
 pub mod store;
 pub mod window;

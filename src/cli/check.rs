@@ -11,22 +11,17 @@ use tracegate::analysis::analyse::{self, AnalysisOptions};
 use tracegate::analysis::graph::Capture;
 use tracegate::analysis::hardware::Hardware;
 use tracegate::analysis::profile::{GraphRole, Profile};
-use tracegate::gate::compare::{self, CompareOptions, LearnedRatios};
+use tracegate::gate::compare::{self, CompareOptions};
 use tracegate::gate::judge::{self, JudgeOptions, Workload};
 use tracegate::gate::policy::{HardwareChoice, Policy};
 use tracegate::gate::snapshot::{self, Snapshot};
-use tracegate::gate::verdict::{Finding, Severity, Verdict};
-use tracegate::history::drift::{self, DriftRule};
-use tracegate::history::entry::{EntryMeta, Origin};
-use tracegate::history::ratios;
-use tracegate::history::store::{Scan, Store};
-use tracegate::history::window::{self, PairQuery, WindowQuery};
+use tracegate::gate::verdict::{Finding, Verdict};
+use tracegate::history::drift;
 use tracegate::publish::replay::{self, PACKAGE_FILES, PackageContext, ReplayError};
-use tracegate::render::text::printable;
 use tracegate::render::{actions, gate};
 use tracegate::trace::{self, LoadLimits, Trace, link};
 
-use super::{Failure, load_with_progress};
+use super::{Failure, history_gate, history_store, load_with_progress};
 
 /// A snapshot with the hardware it was judged on.
 pub struct Side {
@@ -294,10 +289,10 @@ pub fn check(
     let (paths, history, learning) = match baseline {
         Baseline::Paths(paths) => (*paths, None, None),
         Baseline::History { dir, commit } => {
-            (&[][..], Some((history_entries(dir)?, *commit)), None)
+            (&[][..], Some((history_store::entries(dir)?, *commit)), None)
         }
         Baseline::PathsLearning { paths, dir, commit } => {
-            (*paths, None, Some((history_entries(dir)?, *commit)))
+            (*paths, None, Some((history_store::entries(dir)?, *commit)))
         }
     };
     let pairs = pair_inputs(paths, candidate, captures)?;
@@ -321,12 +316,21 @@ pub fn check(
             })
             .transpose()?;
         if let (Some(((store, entries), commit)), Some(candidate)) = (&history, &candidate_side) {
-            match history_window(store, entries, &name, candidate, policy, *commit)? {
+            let snapshot = &candidate.snapshot;
+            match history_gate::history_window(store, entries, &name, snapshot, policy, *commit)? {
                 Ok((window, note)) => {
-                    baseline_sides = window;
+                    baseline_sides = window
+                        .into_iter()
+                        .map(|snapshot| Side {
+                            hardware: snapshot
+                                .fingerprint
+                                .catalog_hardware(&policy.hardware.catalog),
+                            snapshot,
+                        })
+                        .collect();
                     notes.push((name.clone(), note));
-                    drift.extend(drift_findings(
-                        store, entries, &name, candidate, policy, *commit,
+                    drift.extend(history_gate::drift_findings(
+                        store, entries, &name, snapshot, policy, *commit,
                     )?);
                 }
                 Err(reason) => {
@@ -353,12 +357,12 @@ pub fn check(
                 );
                 let learned = match &learning {
                     Some(((store, entries), commit)) => {
-                        let (learned, note) = learned_ratios(
+                        let (learned, note) = history_gate::learned_ratios(
                             store,
                             entries,
                             name,
-                            &baseline_sides[0],
-                            candidate,
+                            &baseline_sides[0].snapshot,
+                            &candidate.snapshot,
                             policy,
                             *commit,
                         )?;
@@ -413,23 +417,6 @@ pub fn check(
     Ok(verdict)
 }
 
-/// The entries of the history at `dir`, oldest first; what does not add up
-/// between its index and files is reported on stderr ([`warn`]).
-pub fn history_entries(dir: &Path) -> Result<(Store, Vec<EntryMeta>), Failure> {
-    let failure = |e: tracegate::history::store::StoreError| Failure::input(e.to_string());
-    let store = Store::open(dir).map_err(failure)?;
-    let scan = store.scan().map_err(failure)?;
-    warn(&scan);
-    Ok((store, scan.entries))
-}
-
-/// A history scan's problems, as warnings on stderr.
-pub fn warn(scan: &Scan) {
-    for problem in scan.problems() {
-        eprintln!("warning: {}", printable(&problem));
-    }
-}
-
 /// Where the baselines come from.
 #[derive(Clone, Copy, Debug)]
 pub enum Baseline<'a> {
@@ -452,183 +439,6 @@ pub enum Baseline<'a> {
         /// Today's commit, left out of the learned pairs.
         commit: Option<&'a str>,
     },
-}
-
-/// The baseline window of a candidate from the history (the policy's
-/// `history` section: the newest `window` runs of the same workload and
-/// hardware on `branch`, `commit` left out), with a note naming it; or,
-/// when no run matches, why not.
-fn history_window(
-    store: &Store,
-    entries: &[EntryMeta],
-    name: &str,
-    candidate: &Side,
-    policy: &Policy,
-    commit: Option<&str>,
-) -> Result<Result<(Vec<Side>, String), String>, Failure> {
-    let fingerprint = &candidate.snapshot.fingerprint;
-    let hardware = window::hardware_key(fingerprint.hardware.as_deref(), &fingerprint.gpus_text());
-    let query = WindowQuery {
-        workload: name,
-        hardware: &hardware,
-        branch: &policy.history.branch,
-        exclude_commit: commit,
-        size: policy.history.window,
-    };
-    let chosen = window::baseline_window(entries, &query);
-    let (Some(first), Some(last)) = (chosen.first(), chosen.last()) else {
-        let runs = entries.iter().filter(|e| e.workload == name).count();
-        return Ok(Err(if runs == 0 {
-            "the history has no run of it".to_string()
-        } else {
-            format!(
-                "no run of it in the history on branch `{}` on {hardware}{} ({runs} on other \
-                 branches, hardware or commits)",
-                policy.history.branch,
-                commit.map_or(String::new(), |c| format!(" other than commit {c}")),
-            )
-        }));
-    };
-    let mut sides = Vec::new();
-    for entry in &chosen {
-        let snapshot = store
-            .load(entry)
-            .map_err(|e| Failure::input(e.to_string()))?;
-        let hardware = snapshot
-            .fingerprint
-            .catalog_hardware(&policy.hardware.catalog);
-        sides.push(Side { snapshot, hardware });
-    }
-    let note = format!(
-        "baseline: {} run(s) of the history on `{}` ({} … {})",
-        chosen.len(),
-        policy.history.branch,
-        first.commit.chars().take(7).collect::<String>(),
-        last.commit.chars().take(7).collect::<String>(),
-    );
-    Ok(Ok((sides, note)))
-}
-
-/// The drift rule over the history (the policy's `history.drift`): the
-/// candidate's computation time per step, and each op's above a share of
-/// its GPU time, against the run `merges` merges before it on the same
-/// hardware on `history.branch`; a fail finding per value that grew beyond
-/// the limit (an op's when its added time is at least the policy's
-/// `noise.min_impact_percent` of GPU time), naming every merge between.
-fn drift_findings(
-    store: &Store,
-    entries: &[EntryMeta],
-    name: &str,
-    candidate: &Side,
-    policy: &Policy,
-    commit: Option<&str>,
-) -> Result<Vec<Finding>, Failure> {
-    let fingerprint = &candidate.snapshot.fingerprint;
-    let hardware = window::hardware_key(fingerprint.hardware.as_deref(), &fingerprint.gpus_text());
-    let query = WindowQuery {
-        workload: name,
-        hardware: &hardware,
-        branch: &policy.history.branch,
-        exclude_commit: commit,
-        size: usize::MAX,
-    };
-    let runs: Vec<EntryMeta> = window::baseline_window(entries, &query)
-        .into_iter()
-        .cloned()
-        .collect();
-    let rule = DriftRule {
-        merges: policy.history.drift.merges,
-        limit_percent: policy.history.drift.limit_percent,
-        ..DriftRule::default()
-    };
-    let origin = Origin {
-        commit: commit.unwrap_or("candidate").to_string(),
-        ..Origin::default()
-    };
-    let candidate_entry = EntryMeta::of_snapshot(&candidate.snapshot, origin);
-    let mut findings: Vec<Finding> = drift::workload_drift(&runs, &candidate_entry, &rule)
-        .map(|d| d.finding(Severity::Fail))
-        .into_iter()
-        .collect();
-    // Op drift reads only the runs from the reference on.
-    let recent = &runs[runs.len().saturating_sub(rule.merges)..];
-    if recent.len() == rule.merges {
-        let mut loaded = Vec::with_capacity(recent.len());
-        for entry in recent {
-            let snapshot = store
-                .load(entry)
-                .map_err(|e| Failure::input(e.to_string()))?;
-            loaded.push((entry.clone(), snapshot));
-        }
-        let candidate_run = (candidate_entry, candidate.snapshot.clone());
-        // An op's drift counts when it matters on its own, as a row must.
-        findings.extend(
-            drift::op_drift(&loaded, &candidate_run, &rule)
-                .iter()
-                .filter(|d| d.impact_percent >= policy.noise.min_impact_percent)
-                .map(|d| d.finding(Severity::Fail)),
-        );
-    }
-    Ok(findings)
-}
-
-/// The ratios learned from the history's earlier comparisons of the two
-/// sides' hardware (the policy's `history.branch`, the newest
-/// `history.window` commits recorded on both, `commit` left out), with a
-/// note saying how many; `None` when the two sides are on the same hardware
-/// or the history has no such pair (the roofline ratio is then expected).
-fn learned_ratios(
-    store: &Store,
-    entries: &[EntryMeta],
-    name: &str,
-    baseline: &Side,
-    candidate: &Side,
-    policy: &Policy,
-    commit: Option<&str>,
-) -> Result<(Option<LearnedRatios>, String), Failure> {
-    let key = |side: &Side| {
-        let fingerprint = &side.snapshot.fingerprint;
-        window::hardware_key(fingerprint.hardware.as_deref(), &fingerprint.gpus_text())
-    };
-    let (baseline_hardware, candidate_hardware) = (key(baseline), key(candidate));
-    if baseline_hardware == candidate_hardware {
-        let note = "history: both sides on the same hardware, nothing to learn".to_string();
-        return Ok((None, note));
-    }
-    let query = PairQuery {
-        workload: name,
-        baseline_hardware: &baseline_hardware,
-        candidate_hardware: &candidate_hardware,
-        branch: &policy.history.branch,
-        exclude_commit: commit,
-        size: policy.history.window,
-    };
-    let chosen = window::pair_window(entries, &query);
-    if chosen.is_empty() {
-        let note = format!(
-            "history: no earlier commit recorded on both {baseline_hardware} and \
-             {candidate_hardware} on `{}`: roofline ratios expected",
-            policy.history.branch
-        );
-        return Ok((None, note));
-    }
-    let load = |entry: &EntryMeta| store.load(entry).map_err(|e| Failure::input(e.to_string()));
-    let mut pairs = Vec::with_capacity(chosen.len());
-    for (b, c) in &chosen {
-        pairs.push((load(b)?, load(c)?));
-    }
-    let note = format!(
-        "history: the earlier comparisons are commits {} … {} on `{}`",
-        chosen[0].1.commit.chars().take(7).collect::<String>(),
-        chosen[chosen.len() - 1]
-            .1
-            .commit
-            .chars()
-            .take(7)
-            .collect::<String>(),
-        policy.history.branch,
-    );
-    Ok((Some(ratios::learn(&pairs)), note))
 }
 
 /// The two sides' hardware on the policy's peak basis (`hardware.peak`):

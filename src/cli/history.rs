@@ -3,20 +3,19 @@
 //! tables, pruning; and where a run's commit, branch, PR and run URL come
 //! from when the flags leave them out (GitHub Actions' environment).
 
-use std::path::Path;
-
 use comfy_table::{Cell, CellAlignment};
 
 use tracegate::history::entry::{EntryMeta, Origin};
 use tracegate::history::series::{self, Point};
-use tracegate::history::store::{self, Store, StoreError};
+use tracegate::history::store::{self, StoreError};
 use tracegate::history::window::entry_hardware;
 use tracegate::render::fit::{self, Rule, Wrap};
 use tracegate::render::text::{human_us, printable};
 
 use super::args::{HistoryAddArgs, HistoryCommand, HistoryListArgs, HistoryShowArgs};
 use super::check::{self, ReadOptions};
-use super::{Failure, emit, history_report};
+use super::history_store::{open, store_failure};
+use super::{Failure, emit, history_report, history_store};
 
 /// Runs a `history` subcommand; `width` is the terminal's.
 pub(super) fn history_command(command: &HistoryCommand, width: u16) -> Result<u8, Failure> {
@@ -29,7 +28,7 @@ pub(super) fn history_command(command: &HistoryCommand, width: u16) -> Result<u8
             let store = open(&args.dir)?;
             let keep = usize::try_from(args.keep).unwrap_or(usize::MAX);
             let pruned = store.prune(keep).map_err(store_failure)?;
-            check::warn(&pruned.scan);
+            history_store::warn(&pruned.scan);
             emit(
                 None,
                 &format!(
@@ -41,15 +40,6 @@ pub(super) fn history_command(command: &HistoryCommand, width: u16) -> Result<u8
             .map(|()| 0)
         }
     }
-}
-
-/// Opens the history at `dir`, refusing a path that is not a directory.
-pub(super) fn open(dir: &Path) -> Result<Store, Failure> {
-    Store::open(dir).map_err(store_failure)
-}
-
-pub(super) fn store_failure(error: StoreError) -> Failure {
-    Failure::input(error.to_string())
 }
 
 fn add(args: &HistoryAddArgs) -> Result<u8, Failure> {
@@ -131,7 +121,7 @@ fn short(commit: &str) -> String {
 }
 
 fn list(args: &HistoryListArgs, width: u16) -> Result<u8, Failure> {
-    let (_, entries) = check::history_entries(&args.dir)?;
+    let (_, entries) = history_store::entries(&args.dir)?;
     let shown: Vec<&EntryMeta> = entries
         .iter()
         .filter(|e| args.workload.as_ref().is_none_or(|w| *w == e.workload))
@@ -174,7 +164,7 @@ fn list(args: &HistoryListArgs, width: u16) -> Result<u8, Failure> {
 }
 
 fn show(args: &HistoryShowArgs, width: u16) -> Result<u8, Failure> {
-    let (store, entries) = check::history_entries(&args.dir)?;
+    let (store, entries) = history_store::entries(&args.dir)?;
     let runs: Vec<EntryMeta> = entries
         .iter()
         .filter(|e| e.workload == args.workload)

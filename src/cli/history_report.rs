@@ -11,14 +11,14 @@ use tracegate::history::window::{self, PairQuery};
 use tracegate::history::{dashboard, store::Store};
 
 use super::args::HistoryReportArgs;
-use super::history::{open, store_failure};
-use super::{Failure, check, emit};
+use super::history_store::{self, open, store_failure};
+use super::{Failure, emit};
 
 /// Writes the dashboard of the history at `args.dir` to `args.out`.
 pub(super) fn report(args: &HistoryReportArgs) -> Result<u8, Failure> {
     let store = open(&args.dir)?;
     let scan = store.scan().map_err(store_failure)?;
-    check::warn(&scan);
+    history_store::warn(&scan);
     let entries: Vec<EntryMeta> = scan
         .entries
         .into_iter()

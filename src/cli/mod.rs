@@ -8,7 +8,9 @@
 mod args;
 mod check;
 mod history;
+mod history_gate;
 mod history_report;
+mod history_store;
 
 use args::*;
 

@@ -33,7 +33,20 @@ struct Group<'a> {
 pub(super) fn op_totals(context: &Context<'_>) -> Vec<OpComparison> {
     let runs = context.baselines.len();
     let mut groups: BTreeMap<TotalKey, Group<'_>> = BTreeMap::new();
-    let key_of = |op: &OpSnapshot| (op.name.clone(), op.module_path.clone());
+    // CUDA against ROCm, as the traces record it (learned ratios compare
+    // earlier pairs without hardware figures, and must pair the same way).
+    let platform = |s: &Snapshot| s.fingerprint.platform.clone();
+    let across_platforms = context
+        .baselines
+        .iter()
+        .any(|b| platform(b) != platform(context.candidate));
+    let key_of = |op: &OpSnapshot| {
+        let name = match vendor_twin(&op.name) {
+            Some(both) if across_platforms => both.to_string(),
+            _ => op.name.clone(),
+        };
+        (name, op.module_path.clone())
+    };
     for (run, baseline) in context.baselines.iter().enumerate() {
         for op in baseline.ops.iter().filter(|op| op.graph.is_none()) {
             let group = groups.entry(key_of(op)).or_default();
@@ -56,6 +69,51 @@ pub(super) fn op_totals(context: &Context<'_>) -> Vec<OpComparison> {
             .then(a.baseline.key.cmp(&b.baseline.key))
     });
     totals
+}
+
+/// One op under the two vendor libraries' names (PyTorch dispatches it to
+/// cuDNN on CUDA and MIOpen on ROCm, with other arguments): across
+/// platforms its totals pair under both names, so its time ratio can be
+/// expected and judged like any other op's.
+const VENDOR_TWINS: [(&str, &str, &str); 6] = [
+    (
+        "aten::cudnn_convolution",
+        "aten::miopen_convolution",
+        "aten::cudnn_convolution / aten::miopen_convolution",
+    ),
+    (
+        "aten::cudnn_convolution_transpose",
+        "aten::miopen_convolution_transpose",
+        "aten::cudnn_convolution_transpose / aten::miopen_convolution_transpose",
+    ),
+    (
+        "aten::cudnn_batch_norm",
+        "aten::miopen_batch_norm",
+        "aten::cudnn_batch_norm / aten::miopen_batch_norm",
+    ),
+    (
+        "aten::cudnn_batch_norm_backward",
+        "aten::miopen_batch_norm_backward",
+        "aten::cudnn_batch_norm_backward / aten::miopen_batch_norm_backward",
+    ),
+    (
+        "aten::_cudnn_rnn",
+        "aten::miopen_rnn",
+        "aten::_cudnn_rnn / aten::miopen_rnn",
+    ),
+    (
+        "aten::cudnn_grid_sampler",
+        "aten::miopen_grid_sampler",
+        "aten::cudnn_grid_sampler / aten::miopen_grid_sampler",
+    ),
+];
+
+/// The name an op's total has across platforms when it is a vendor twin.
+fn vendor_twin(name: &str) -> Option<&'static str> {
+    VENDOR_TWINS
+        .iter()
+        .find(|(cuda, rocm, _)| name == *cuda || name == *rocm)
+        .map(|(_, _, both)| *both)
 }
 
 /// Present on both sides, and either several shapes on a side or shapes
@@ -119,7 +177,10 @@ fn total_side(
     OpSide {
         key: OpKey {
             name: key.0.clone(),
-            input_dims: format!("{} shapes", shapes.len()),
+            input_dims: match shapes.len() {
+                1 => "1 shape".to_string(),
+                n => format!("{n} shapes"),
+            },
             ..OpKey::default()
         },
         category: rows[0].category,

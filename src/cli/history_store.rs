@@ -1,0 +1,37 @@
+//! The history directory as the commands open it: errors as input
+//! failures (exit 2), and what does not add up between its index and its
+//! files reported as warnings on stderr.
+
+use std::path::Path;
+
+use tracegate::history::entry::EntryMeta;
+use tracegate::history::store::{Scan, Store, StoreError};
+use tracegate::render::text::printable;
+
+use super::Failure;
+
+/// Opens the history at `dir`, refusing a path that is not a directory.
+pub(super) fn open(dir: &Path) -> Result<Store, Failure> {
+    Store::open(dir).map_err(store_failure)
+}
+
+/// A store error as an input failure.
+pub(super) fn store_failure(error: StoreError) -> Failure {
+    Failure::input(error.to_string())
+}
+
+/// The entries of the history at `dir`, oldest first; what does not add up
+/// between its index and files is reported on stderr ([`warn`]).
+pub(super) fn entries(dir: &Path) -> Result<(Store, Vec<EntryMeta>), Failure> {
+    let store = open(dir)?;
+    let scan = store.scan().map_err(store_failure)?;
+    warn(&scan);
+    Ok((store, scan.entries))
+}
+
+/// A history scan's problems, as warnings on stderr.
+pub(super) fn warn(scan: &Scan) {
+    for problem in scan.problems() {
+        eprintln!("warning: {}", printable(&problem));
+    }
+}

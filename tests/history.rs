@@ -480,3 +480,104 @@ fn cross_platform_check_learns_ratios_from_the_history() {
         "{name} does not launch {kernel}"
     );
 }
+
+/// Issue #12's last case: an op each vendor names its own way
+/// (`aten::cudnn_convolution` on H100, `aten::miopen_convolution` on
+/// MI300X) is one op total across platforms, so its ×1.5 on the H100 side
+/// fails against the ratio the history learned; the same code passes.
+#[test]
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
+fn a_convolution_named_per_vendor_is_judged_against_its_learned_ratio() {
+    let corpus = crate::util::corpus_dir().join("tracelens");
+    let file = "Falconsai_nsfw_image_detection__1016002.json.gz";
+    let (h100, mi300) = (
+        corpus.join("h100").join(file),
+        corpus.join("mi300").join(file),
+    );
+    let dir = tempfile::TempDir::new().expect("tempdir");
+    let history = dir.path().join("history");
+    for i in 0..3 {
+        for trace in [&h100, &mi300] {
+            let platform = trace.parent().and_then(Path::file_name).expect("folder");
+            let copy = scaled_corpus(
+                trace,
+                &dir.path().join(platform).join(format!("{i}")),
+                "falcon",
+                None,
+                1.0,
+            );
+            tracegate()
+                .args(["history", "add", "--quiet", "--dir"])
+                .arg(&history)
+                .args(["--commit", &format!("c{i}"), "--branch", "main"])
+                .arg(&copy)
+                .env_remove("GITHUB_SHA")
+                .assert()
+                .success();
+        }
+    }
+    let report = tracegate()
+        .args(["report", "--format", "json"])
+        .arg(&h100)
+        .output()
+        .expect("report");
+    let report: serde_json::Value = serde_json::from_slice(&report.stdout).expect("JSON");
+    let conv_kernels: Vec<String> = report["kernels"]
+        .as_array()
+        .expect("kernels")
+        .iter()
+        .filter(|k| k["parent_op"] == "aten::cudnn_convolution")
+        .map(|k| k["name"].as_str().expect("name").to_string())
+        .collect();
+    assert!(!conv_kernels.is_empty());
+    let mut slowed = scaled_corpus(
+        &h100,
+        &dir.path().join("slow0"),
+        "falcon",
+        Some(&conv_kernels[0]),
+        1.5,
+    );
+    for (i, kernel) in conv_kernels.iter().enumerate().skip(1) {
+        slowed = scaled_corpus(
+            &slowed,
+            &dir.path().join(format!("slow{i}")),
+            "falcon",
+            Some(kernel),
+            1.5,
+        );
+    }
+    let baseline = scaled_corpus(&mi300, &dir.path().join("base"), "falcon", None, 1.0);
+    let same = scaled_corpus(&h100, &dir.path().join("same"), "falcon", None, 1.0);
+    let policy = Path::new(env!("CARGO_MANIFEST_DIR")).join("policies/cross-platform.yaml");
+    let check = |candidate: &Path| {
+        let out = dir.path().join("out");
+        let output = tracegate()
+            .args(["check", "--baseline"])
+            .arg(&baseline)
+            .arg("--candidate")
+            .arg(candidate)
+            .arg("--history")
+            .arg(&history)
+            .args(["--commit", "today", "--policy"])
+            .arg(&policy)
+            .arg("--out-dir")
+            .arg(&out)
+            .env_remove("GITHUB_SHA")
+            .output()
+            .expect("runs");
+        let report = std::fs::read_to_string(out.join("report.json")).expect("report.json");
+        let report: serde_json::Value = serde_json::from_str(&report).expect("JSON");
+        (output.status.code(), report)
+    };
+    let (code, report) = check(&same);
+    assert_eq!(code, Some(0), "{report:#}");
+    let (code, report) = check(&slowed);
+    assert_eq!(code, Some(1), "{report:#}");
+    assert_eq!(
+        report["groups"][0]["label"], "aten::cudnn_convolution / aten::miopen_convolution",
+        "{report:#}"
+    );
+}

@@ -429,27 +429,7 @@ fn cross_platform_check_learns_ratios_from_the_history() {
     let kernel = top_kernel(&mi300);
     let slowed = scaled_corpus(&mi300, &dir.path().join("slow"), "bert", Some(&kernel), 1.3);
     let same = scaled_corpus(&mi300, &dir.path().join("same"), "bert", None, 1.0);
-    let policy = Path::new(env!("CARGO_MANIFEST_DIR")).join("policies/cross-platform.yaml");
-    let check = |candidate: &Path| {
-        let out = dir.path().join("out");
-        let output = tracegate()
-            .args(["check", "--baseline"])
-            .arg(&h100)
-            .arg("--candidate")
-            .arg(candidate)
-            .arg("--history")
-            .arg(&history)
-            .args(["--commit", "today", "--policy"])
-            .arg(&policy)
-            .arg("--out-dir")
-            .arg(&out)
-            .env_remove("GITHUB_SHA")
-            .output()
-            .expect("runs");
-        let report = std::fs::read_to_string(out.join("report.json")).expect("report.json");
-        let report: serde_json::Value = serde_json::from_str(&report).expect("JSON");
-        (output.status.code(), report)
-    };
+    let check = |candidate: &Path| cross_platform_check(&h100, candidate, &history, dir.path());
     let (code, report) = check(&same);
     assert_eq!(code, Some(0), "{report:#}");
     let notes = report["workloads"][0]["notes"].to_string();
@@ -551,27 +531,7 @@ fn a_convolution_named_per_vendor_is_judged_against_its_learned_ratio() {
     }
     let baseline = scaled_corpus(&mi300, &dir.path().join("base"), "falcon", None, 1.0);
     let same = scaled_corpus(&h100, &dir.path().join("same"), "falcon", None, 1.0);
-    let policy = Path::new(env!("CARGO_MANIFEST_DIR")).join("policies/cross-platform.yaml");
-    let check = |candidate: &Path| {
-        let out = dir.path().join("out");
-        let output = tracegate()
-            .args(["check", "--baseline"])
-            .arg(&baseline)
-            .arg("--candidate")
-            .arg(candidate)
-            .arg("--history")
-            .arg(&history)
-            .args(["--commit", "today", "--policy"])
-            .arg(&policy)
-            .arg("--out-dir")
-            .arg(&out)
-            .env_remove("GITHUB_SHA")
-            .output()
-            .expect("runs");
-        let report = std::fs::read_to_string(out.join("report.json")).expect("report.json");
-        let report: serde_json::Value = serde_json::from_str(&report).expect("JSON");
-        (output.status.code(), report)
-    };
+    let check = |candidate: &Path| cross_platform_check(&baseline, candidate, &history, dir.path());
     let (code, report) = check(&same);
     assert_eq!(code, Some(0), "{report:#}");
     let (code, report) = check(&slowed);
@@ -580,4 +540,34 @@ fn a_convolution_named_per_vendor_is_judged_against_its_learned_ratio() {
         report["groups"][0]["label"], "aten::cudnn_convolution / aten::miopen_convolution",
         "{report:#}"
     );
+}
+
+/// `check` across platforms under policies/cross-platform.yaml with the
+/// history's learned ratios (today's commit `today`): the exit code and
+/// report.json.
+fn cross_platform_check(
+    baseline: &Path,
+    candidate: &Path,
+    history: &Path,
+    dir: &Path,
+) -> (Option<i32>, serde_json::Value) {
+    let policy = Path::new(env!("CARGO_MANIFEST_DIR")).join("policies/cross-platform.yaml");
+    let out = dir.join("out");
+    let output = tracegate()
+        .args(["check", "--baseline"])
+        .arg(baseline)
+        .arg("--candidate")
+        .arg(candidate)
+        .arg("--history")
+        .arg(history)
+        .args(["--commit", "today", "--policy"])
+        .arg(&policy)
+        .arg("--out-dir")
+        .arg(&out)
+        .env_remove("GITHUB_SHA")
+        .output()
+        .expect("runs");
+    let report = std::fs::read_to_string(out.join("report.json")).expect("report.json");
+    let report: serde_json::Value = serde_json::from_str(&report).expect("JSON");
+    (output.status.code(), report)
 }

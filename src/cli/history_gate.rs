@@ -27,15 +27,8 @@ pub(super) fn history_window(
     policy: &Policy,
     commit: Option<&str>,
 ) -> Result<Result<(Vec<Snapshot>, String), String>, Failure> {
-    let fingerprint = &candidate.fingerprint;
-    let hardware = window::hardware_key(fingerprint.hardware.as_deref(), &fingerprint.gpus_text());
-    let query = WindowQuery {
-        workload: name,
-        hardware: &hardware,
-        branch: &policy.history.branch,
-        exclude_commit: commit,
-        size: policy.history.window,
-    };
+    let hardware = hardware_of(candidate);
+    let query = window_query(name, &hardware, policy, commit, policy.history.window);
     let chosen = window::baseline_window(entries, &query);
     let (Some(first), Some(last)) = (chosen.first(), chosen.last()) else {
         let runs = entries.iter().filter(|e| e.workload == name).count();
@@ -81,15 +74,8 @@ pub(super) fn drift_findings(
     policy: &Policy,
     commit: Option<&str>,
 ) -> Result<Vec<Finding>, Failure> {
-    let fingerprint = &candidate.fingerprint;
-    let hardware = window::hardware_key(fingerprint.hardware.as_deref(), &fingerprint.gpus_text());
-    let query = WindowQuery {
-        workload: name,
-        hardware: &hardware,
-        branch: &policy.history.branch,
-        exclude_commit: commit,
-        size: usize::MAX,
-    };
+    let hardware = hardware_of(candidate);
+    let query = window_query(name, &hardware, policy, commit, usize::MAX);
     let runs: Vec<EntryMeta> = window::baseline_window(entries, &query)
         .into_iter()
         .cloned()
@@ -144,11 +130,7 @@ pub(super) fn learned_ratios(
     policy: &Policy,
     commit: Option<&str>,
 ) -> Result<(Option<LearnedRatios>, String), Failure> {
-    let key = |snapshot: &Snapshot| {
-        let fingerprint = &snapshot.fingerprint;
-        window::hardware_key(fingerprint.hardware.as_deref(), &fingerprint.gpus_text())
-    };
-    let (baseline_hardware, candidate_hardware) = (key(baseline), key(candidate));
+    let (baseline_hardware, candidate_hardware) = (hardware_of(baseline), hardware_of(candidate));
     if baseline_hardware == candidate_hardware {
         let note = "history: both sides on the same hardware, nothing to learn".to_string();
         return Ok((None, note));
@@ -187,4 +169,28 @@ pub(super) fn learned_ratios(
         policy.history.branch,
     );
     Ok((Some(ratios::learn(&pairs)), note))
+}
+
+/// The hardware a snapshot's runs are compared within ([`window::hardware_key`]).
+fn hardware_of(snapshot: &Snapshot) -> String {
+    let fingerprint = &snapshot.fingerprint;
+    window::hardware_key(fingerprint.hardware.as_deref(), &fingerprint.gpus_text())
+}
+
+/// The runs of `name` on `hardware` on the policy's branch, `commit` left
+/// out, at most `size`.
+fn window_query<'a>(
+    name: &'a str,
+    hardware: &'a str,
+    policy: &'a Policy,
+    commit: Option<&'a str>,
+    size: usize,
+) -> WindowQuery<'a> {
+    WindowQuery {
+        workload: name,
+        hardware,
+        branch: &policy.history.branch,
+        exclude_commit: commit,
+        size,
+    }
 }

@@ -93,6 +93,10 @@ fn list_show_and_prune() {
         show.contains("+0.0%") && show.contains("computation/step"),
         "{show}"
     );
+    assert!(
+        show.contains("change points: insufficient_data"),
+        "three runs are too few: {show}"
+    );
     let op = stdout(
         &["history", "show", "small_cuda", "--op", "aten::addmm"],
         &history,
@@ -336,6 +340,12 @@ fn history_report_writes_the_dashboard_of_the_branch() {
     assert!(site.join("assets/uPlot.iife.min.js").is_file());
     // The feature branch's run is not charted.
     assert!(!site.join("workloads/small_cuda.html").exists());
+    // `history show` names the same step: the fifth run, between c3 and c4.
+    let show = stdout(&["history", "show", "model", "--branch", "main"], &history);
+    assert!(
+        show.contains("change points: regression: a step at run #5 between c3 and c4"),
+        "{show}"
+    );
 }
 
 /// A corpus trace with every kernel named `kernel` (every kernel when

@@ -5,6 +5,7 @@
 
 use comfy_table::{Cell, CellAlignment};
 
+use tracegate::history::changepoint::{self, ChangeOptions};
 use tracegate::history::entry::{EntryMeta, Origin};
 use tracegate::history::series::{self, Point};
 use tracegate::history::store::{self, StoreError};
@@ -225,7 +226,14 @@ fn show(args: &HistoryShowArgs, width: u16) -> Result<u8, Failure> {
                 printable(entry.branch.as_deref().unwrap_or("—")),
                 printable(&entry_hardware(entry)),
                 human_us(point.value_us),
-                change(i.checked_sub(1).map(|p| &points[p]), point),
+                // Against the run before on the same hardware.
+                change(
+                    (0..i)
+                        .rev()
+                        .find(|&p| entry_hardware(&runs[p]) == entry_hardware(entry))
+                        .map(|p| &points[p]),
+                    point,
+                ),
             ]
         })
         .collect();
@@ -238,7 +246,63 @@ fn show(args: &HistoryShowArgs, width: u16) -> Result<u8, Failure> {
         Rule::Fixed,
     ];
     let text = draw(&header, rows, &rules, &[4, 5], width);
-    emit(None, &format!("{}\n{text}\n", printable(&args.workload))).map(|()| 0)
+    let changes = change_lines(&runs, &points);
+    emit(
+        None,
+        &format!("{}\n{text}\n{changes}", printable(&args.workload)),
+    )
+    .map(|()| 0)
+}
+
+/// The change points of the series, one line per piece of hardware (a
+/// series only compares runs on the same GPU): the label, and the newest
+/// step with its commits, levels and change.
+fn change_lines(runs: &[EntryMeta], points: &[Point]) -> String {
+    let mut keys: Vec<String> = runs.iter().map(entry_hardware).collect();
+    keys.dedup();
+    keys.sort_unstable();
+    keys.dedup();
+    let mut text = String::new();
+    for key in &keys {
+        let series: Vec<Point> = runs
+            .iter()
+            .zip(points)
+            .filter(|(entry, _)| entry_hardware(entry) == *key)
+            .map(|(_, point)| point.clone())
+            .collect();
+        let detection = changepoint::detect_points(&series, &ChangeOptions::default());
+        let step = detection.steps.last().map_or(String::new(), |step| {
+            let commits = step.commits.as_ref().map_or(String::new(), |c| {
+                format!(
+                    " between {} and {}",
+                    printable(&short(&c.last_before)),
+                    printable(&short(&c.first_after))
+                )
+            });
+            format!(
+                ": a step at run #{}{commits}, {} → {} ({:+.1}%){}",
+                step.index + 1,
+                human_us(step.before),
+                human_us(step.after),
+                step.change_percent,
+                if step.confirmed {
+                    ""
+                } else {
+                    ", not yet confirmed"
+                },
+            )
+        });
+        let on = if keys.len() > 1 {
+            format!(" on {}", printable(key))
+        } else {
+            String::new()
+        };
+        text.push_str(&format!(
+            "change points{on}: {}{step}\n",
+            detection.label.as_str()
+        ));
+    }
+    text
 }
 
 /// The change from the run before, `+1.5%`; `—` for the first run or from

@@ -617,3 +617,50 @@ fn the_corpus_is_present_where_required() {
         dir.display()
     );
 }
+
+/// Issue #11: the unified perf table covers at least 95% of GPU time (or
+/// as much as TraceLens's covers, when less) on every trace TraceLens
+/// reported, torch.compile's included.
+#[test]
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
+fn perf_table_covers_gpu_time_as_tracelens_does() {
+    let corpus = corpus_dir();
+    // A GPU-only trace has no ops, and TraceLens no perf table for it.
+    let mut pairs: Vec<(PathBuf, PathBuf)> = traces_with_oracle(&corpus)
+        .into_iter()
+        .filter(|(_, oracle)| oracle.join("unified_perf_summary.csv").is_file())
+        .collect();
+    let compiled = corpus.join("tracelens/torch_compile_triton");
+    pairs.push((
+        compiled.join("trace.json.gz"),
+        compiled.join("trace_perf_report_csvs"),
+    ));
+    assert!(pairs.len() >= 11, "{} traces", pairs.len());
+    for (trace, oracle) in pairs {
+        let report = json_report(&trace);
+        let busy = report["timeline"]["busy_time"].as_f64().expect("busy_time");
+        let rows = report["perf"]["rows"].as_array().expect("perf rows");
+        let ours: f64 = rows
+            .iter()
+            .map(|r| r["kernel_time_us"]["sum"].as_f64().expect("sum"))
+            .sum();
+        let theirs = Csv::read(&oracle.join("unified_perf_summary.csv"));
+        let column = theirs.column("Kernel Time (µs)_sum");
+        let tracelens: f64 = theirs
+            .rows
+            .iter()
+            .filter_map(|row| row[column].parse::<f64>().ok())
+            .sum();
+        let floor = (tracelens / busy).min(0.95);
+        assert!(
+            ours / busy >= floor - 1e-9,
+            "{}: the perf table holds {:.1}% of GPU time, TraceLens's {:.1}%",
+            trace.display(),
+            100.0 * ours / busy,
+            100.0 * tracelens / busy
+        );
+    }
+}

@@ -309,7 +309,10 @@ fn signed(v: f64) -> String {
 /// `aten::mm — 8 shapes, +27…+32%, same kernels, +12.0% of GPU time`.
 fn summary_line(g: &FindingGroup, first: &Finding) -> String {
     let mut parts: Vec<String> = Vec::new();
-    if first.op.is_some() {
+    if first.rule == DRIFT_RULE {
+        // A drift finding sums every shape of the op over the merges.
+        parts.push("all shapes, over the last merges".to_string());
+    } else if first.op.is_some() {
         let n = g.findings.len();
         parts.push(match (g.shapes, n) {
             (1, 1) => "1 shape".to_string(),

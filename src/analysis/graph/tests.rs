@@ -116,6 +116,16 @@ fn capture_trace() -> Trace {
     load(events)
 }
 
+/// A capture trace: `events` between a stream capture's begin (at 0) and
+/// end (at 100).
+fn captured(events: Vec<Value>) -> Trace {
+    let mark = |name: &str, ts: f64| span("cuda_runtime", name, ts, 1.0, json!({}));
+    let mut all = vec![mark("cudaStreamBeginCapture", 0.0)];
+    all.extend(events);
+    all.push(mark("cudaStreamEndCapture", 100.0));
+    load(all)
+}
+
 /// The replay trace analysed with `capture` as its capture trace.
 fn merged(trace: &Trace, capture: &Trace) -> Profile {
     let (tree, capture_tree) = (link(trace), link(capture));
@@ -229,14 +239,7 @@ fn a_capture_trace_attributes_replayed_kernels_to_its_ops_and_counts_the_rest() 
 #[test]
 fn a_capture_whose_launches_do_not_fit_attaches_nothing() {
     let trace = replay_trace();
-    let capture = load(vec![
-        span(
-            "cuda_runtime",
-            "cudaStreamBeginCapture",
-            0.0,
-            1.0,
-            json!({}),
-        ),
+    let capture = captured(vec![
         span(
             "cpu_op",
             "aten::mm",
@@ -250,13 +253,6 @@ fn a_capture_whose_launches_do_not_fit_attaches_nothing() {
             15.0,
             2.0,
             json!({"kernel": "other_k"}),
-        ),
-        span(
-            "cuda_runtime",
-            "cudaStreamEndCapture",
-            100.0,
-            1.0,
-            json!({}),
         ),
     ]);
     let profile = merged(&trace, &capture);
@@ -400,14 +396,7 @@ fn a_replayed_moe_forward_splits_into_modelled_pseudo_ops() {
         )
     };
     let bf16 = json!(["c10::BFloat16", "c10::BFloat16", "", ""]);
-    let capture = load(vec![
-        span(
-            "cuda_runtime",
-            "cudaStreamBeginCapture",
-            0.0,
-            1.0,
-            json!({}),
-        ),
+    let capture = captured(vec![
         span(
             "cpu_op",
             "vllm::moe_forward",
@@ -428,13 +417,6 @@ fn a_replayed_moe_forward_splits_into_modelled_pseudo_ops() {
         launch(30.0, UP),
         launch(45.0, DOWN),
         launch(60.0, SCATTER),
-        span(
-            "cuda_runtime",
-            "cudaStreamEndCapture",
-            100.0,
-            1.0,
-            json!({}),
-        ),
     ]);
     let mut events = vec![
         span("user_annotation", "ProfilerStep#1", 0.0, 900.0, json!({})),

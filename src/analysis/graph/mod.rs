@@ -30,13 +30,15 @@
 //! capture's calls with a replay's work; `merge.rs` picks the capture that
 //! fits each replay; `rows.rs` builds the rows; `coverage.rs` measures how
 //! much GPU time the rows hold; `perf_calls.rs` hands the replayed calls to
-//! the perf table.
+//! the perf table; `pseudo_ops.rs` splits MoE calls into TraceLens's pseudo
+//! ops there.
 
 mod align;
 mod capture;
 mod coverage;
 mod merge;
 mod perf_calls;
+mod pseudo_ops;
 mod replays;
 mod rows;
 #[cfg(test)]

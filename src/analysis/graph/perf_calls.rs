@@ -3,7 +3,8 @@
 //! launched it during capture (`aiter::gemm_a16w16` rather than the
 //! `aten::mm` it calls, as the perf table's tree walk picks in an eager
 //! trace), or to that op itself when none above has a model; one call per
-//! such op per replay.
+//! such op per replay. A MoE call is then split into TraceLens's pseudo
+//! ops ([`super::pseudo_ops`]).
 
 use std::collections::HashMap;
 
@@ -39,6 +40,7 @@ pub(super) fn perf_calls(
     owners: &[Vec<Owner>],
 ) -> Vec<ReplayedCall> {
     let mut chosen: HashMap<u32, u32> = HashMap::new();
+    let topk = capture.map(super::pseudo_ops::moe_topk).unwrap_or_default();
     let mut out = Vec::new();
     for (replay, owners) in replays.iter().zip(owners) {
         let mut by_op: HashMap<u32, usize> = HashMap::new();
@@ -61,9 +63,17 @@ pub(super) fn perf_calls(
                         launch: replay.launch,
                         work: vec![work],
                         variant: String::new(),
+                        pseudo: None,
+                        topk: None,
                     });
                 }
             }
+        }
+        if let Some(capture) = capture {
+            calls = calls
+                .into_iter()
+                .flat_map(|call| super::pseudo_ops::split(trace, gpu, capture, &topk, call))
+                .collect();
         }
         for call in &mut calls {
             call.variant = super::rows::variant(trace, gpu, &call.work);

@@ -116,6 +116,16 @@ fn capture_trace() -> Trace {
     load(events)
 }
 
+/// A capture trace: `events` between a stream capture's begin (at 0) and
+/// end (at 100).
+fn captured(events: Vec<Value>) -> Trace {
+    let mark = |name: &str, ts: f64| span("cuda_runtime", name, ts, 1.0, json!({}));
+    let mut all = vec![mark("cudaStreamBeginCapture", 0.0)];
+    all.extend(events);
+    all.push(mark("cudaStreamEndCapture", 100.0));
+    load(all)
+}
+
 /// The replay trace analysed with `capture` as its capture trace.
 fn merged(trace: &Trace, capture: &Trace) -> Profile {
     let (tree, capture_tree) = (link(trace), link(capture));
@@ -229,14 +239,7 @@ fn a_capture_trace_attributes_replayed_kernels_to_its_ops_and_counts_the_rest() 
 #[test]
 fn a_capture_whose_launches_do_not_fit_attaches_nothing() {
     let trace = replay_trace();
-    let capture = load(vec![
-        span(
-            "cuda_runtime",
-            "cudaStreamBeginCapture",
-            0.0,
-            1.0,
-            json!({}),
-        ),
+    let capture = captured(vec![
         span(
             "cpu_op",
             "aten::mm",
@@ -250,13 +253,6 @@ fn a_capture_whose_launches_do_not_fit_attaches_nothing() {
             15.0,
             2.0,
             json!({"kernel": "other_k"}),
-        ),
-        span(
-            "cuda_runtime",
-            "cudaStreamEndCapture",
-            100.0,
-            1.0,
-            json!({}),
         ),
     ]);
     let profile = merged(&trace, &capture);
@@ -381,4 +377,83 @@ fn unnamed_launches_pair_only_position_by_position() {
             .expect("a reason")
             .contains("do not name their kernels")
     );
+}
+
+/// A captured `vllm::moe_forward` (top-2 of 8 experts over 4 tokens) whose
+/// replayed `matmul_ogs` kernels become TraceLens's pseudo-op rows.
+#[test]
+fn a_replayed_moe_forward_splits_into_modelled_pseudo_ops() {
+    const UP: &str = "_matmul_ogs_NNT_bf16xbf16xmxfp4_swiglu";
+    const DOWN: &str = "_matmul_ogs_NNT_bf16xbf16xmxfp4";
+    const SCATTER: &str = "_finalize_matmul_scatter_bf16";
+    let launch = |ts: f64, kernel: &str| {
+        span(
+            "cuda_runtime",
+            "cudaLaunchKernel",
+            ts,
+            2.0,
+            json!({"kernel": kernel, "correlation": ts as u64}),
+        )
+    };
+    let bf16 = json!(["c10::BFloat16", "c10::BFloat16", "", ""]);
+    let capture = captured(vec![
+        span(
+            "cpu_op",
+            "vllm::moe_forward",
+            10.0,
+            80.0,
+            json!({"Input Dims": [[4, 64], [4, 8], [], []], "Input type": bf16,
+                   "Concrete Inputs": ["", "", "", ""]}),
+        ),
+        span(
+            "cpu_op",
+            "TopK",
+            12.0,
+            10.0,
+            json!({"Input Dims": [[4, 8], [], []], "Input type": ["c10::BFloat16", "Scalar", "Scalar"],
+                   "Concrete Inputs": ["", "2", "True"]}),
+        ),
+        launch(14.0, "_topk_forward"),
+        launch(30.0, UP),
+        launch(45.0, DOWN),
+        launch(60.0, SCATTER),
+    ]);
+    let mut events = vec![
+        span("user_annotation", "ProfilerStep#1", 0.0, 900.0, json!({})),
+        span(
+            "cuda_runtime",
+            "cudaGraphLaunch",
+            100.0,
+            10.0,
+            json!({"correlation": 10}),
+        ),
+    ];
+    for (i, name) in ["_topk_forward", UP, DOWN, SCATTER].iter().enumerate() {
+        events.push(kernel(name, 120.0 + 20.0 * i as f64, 10.0, 10));
+    }
+    let profile = merged(&load(events), &capture);
+    let rows = &profile.perf.rows;
+    let by_name = |name: &str| {
+        rows.iter()
+            .find(|r| r.name == name)
+            .unwrap_or_else(|| panic!("no row {name}: {rows:#?}"))
+    };
+    let up = by_name("pseudo_op::moe_triton_unfused_up");
+    let down = by_name("pseudo_op::moe_triton_unfused_down");
+    let scatter = by_name("pseudo_op::moe_triton_unfused_finalize_matmul_scatter");
+    assert_eq!(up.input_dims.as_deref(), Some("((4, 64), (4, 8), (), ())"));
+    // E_active = 8·(1 − (6/8)^4) = 5.46875 experts of 64×64 fp4 weights.
+    assert_eq!(up.gflops, Some(2.0 * 4.0 * 64.0 * 64.0 * 2.0 * 2.0 / 1e9));
+    assert_eq!(
+        up.data_moved_mb,
+        Some((512.0 + 22400.0 + 1024.0) / 1048576.0)
+    );
+    assert_eq!(down.gflops, Some(2.0 * 4.0 * 64.0 * 64.0 * 2.0 / 1e9));
+    assert_eq!(
+        down.data_moved_mb,
+        Some((1024.0 + 11200.0 + 512.0) / 1048576.0)
+    );
+    assert!(!scatter.has_perf_model);
+    assert!(rows.iter().any(|r| r.name == "TopK"));
+    assert!(rows.iter().all(|r| r.name != "vllm::moe_forward"));
 }

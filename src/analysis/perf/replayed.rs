@@ -4,7 +4,9 @@
 //! [module docs](super) would pick it in an eager trace) becomes one
 //! invocation, with that op's name, arguments and perf model; the step
 //! annotation around the graph launch gives attention its context lengths.
-//! Work no captured op owns gets a row per kernel name, unmodelled.
+//! Work no captured op owns gets a row per kernel name, unmodelled. A call
+//! split into a pseudo op (MoE projections) takes the pseudo op's name and
+//! model, with the op's arguments.
 
 use std::collections::HashMap;
 
@@ -30,6 +32,11 @@ pub(in crate::analysis) struct ReplayedCall {
     /// The kernel-name sequence of the call, so that an op running other
     /// kernels in some layers makes a row per sequence.
     pub(in crate::analysis) variant: String,
+    /// The TraceLens pseudo op the work forms inside `op` (a MoE
+    /// projection), if any: the row's name and perf model.
+    pub(in crate::analysis) pseudo: Option<&'static str>,
+    /// The top-k of the MoE routing under `op`, for its pseudo ops.
+    pub(in crate::analysis) topk: Option<u64>,
 }
 
 /// The iteration annotations of a trace that carry sequence statistics,
@@ -47,6 +54,8 @@ fn step_annotations(trace: &Trace) -> Vec<(f64, f64, &str)> {
 /// A row being built: the first call's identity and every call.
 struct Group<'c> {
     op: Option<u32>,
+    pseudo: Option<&'static str>,
+    topk: Option<u64>,
     annotation: Option<&'c str>,
     calls: Vec<&'c ReplayedCall>,
 }
@@ -70,6 +79,7 @@ pub(in crate::analysis) fn replayed_rows<'c>(
     };
     type Key = (
         Option<(Sym, [Option<Sym>; 4])>,
+        Option<&'static str>,
         Option<Sym>,
         String,
         Option<String>,
@@ -91,6 +101,7 @@ pub(in crate::analysis) fn replayed_rows<'c>(
         };
         let key = (
             who,
+            call.pseudo,
             kernel,
             call.variant.clone(),
             annotation.map(str::to_string),
@@ -98,6 +109,8 @@ pub(in crate::analysis) fn replayed_rows<'c>(
         let slot = *index.entry(key).or_insert_with(|| {
             groups.push(Group {
                 op: call.op.filter(|_| capture.is_some()),
+                pseudo: call.pseudo,
+                topk: call.topk,
                 annotation,
                 calls: Vec::new(),
             });
@@ -154,9 +167,14 @@ fn build(
     let op = group.op.zip(capture);
     let (name, raw, model): (String, [Option<String>; 4], Result<PerfModel, NoModel>) = match op {
         Some((op, capture)) => {
-            let shape = OpShape::of_event(capture, &capture.events[op as usize]);
+            let mut shape = OpShape::of_event(capture, &capture.events[op as usize]);
+            if let Some(pseudo) = group.pseudo {
+                shape.name = pseudo;
+            }
             let context = OpContext {
                 annotation: group.annotation,
+                kernel: Some(trace.name(first_kernel)),
+                topk: group.topk,
             };
             (
                 shape.name.to_string(),

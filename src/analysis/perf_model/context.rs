@@ -1,7 +1,8 @@
 //! What a model may need besides the op's own recorded arguments: inference
 //! attention reads the per-step sequence statistics vLLM and SGLang write in
 //! the step's annotation (`execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk55086sqsq32sqsk55086)`),
-//! because a paged KV cache's shape says nothing about the context lengths.
+//! because a paged KV cache's shape says nothing about the context lengths;
+//! MoE pseudo ops read their kernel's name and the top-k of the routing.
 
 /// The surroundings of one op invocation.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -9,6 +10,11 @@ pub struct OpContext<'a> {
     /// The name of the iteration annotation the invocation ran under (for a
     /// graph-replayed op: the one around the graph launch), if any.
     pub annotation: Option<&'a str>,
+    /// The name of the first kernel the invocation ran (a MoE pseudo op's
+    /// weight type and gating are in it).
+    pub kernel: Option<&'a str>,
+    /// The k of the `TopK` routing op under a MoE op, for its pseudo ops.
+    pub topk: Option<u64>,
 }
 
 /// Sequence statistics of one inference step, from its annotation: for

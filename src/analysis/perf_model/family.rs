@@ -59,6 +59,9 @@ pub enum Family {
     /// Rotary position embedding, forward.
     #[serde(rename = "RoPE_fwd")]
     RopeFwd,
+    /// Unfused MoE expert projections (TraceLens's pseudo ops).
+    #[serde(rename = "MoE_unfused")]
+    MoeUnfused,
     /// Kernels torch.compile generates with Triton (pointwise, reductions,
     /// matrix-multiply templates).
     #[serde(rename = "Triton")]
@@ -67,7 +70,7 @@ pub enum Family {
 
 impl Family {
     /// Every family, in sheet order.
-    pub const ALL: [Family; 18] = [
+    pub const ALL: [Family; 19] = [
         Family::Gemm,
         Family::GemmBwd,
         Family::SdpaFwd,
@@ -85,6 +88,7 @@ impl Family {
         Family::RmsNorm,
         Family::InferenceAttention,
         Family::RopeFwd,
+        Family::MoeUnfused,
         Family::Triton,
     ];
 
@@ -108,6 +112,7 @@ impl Family {
             Family::RmsNorm => "RMSNorm",
             Family::InferenceAttention => "InferenceAttention",
             Family::RopeFwd => "RoPE_fwd",
+            Family::MoeUnfused => "MoE_unfused",
             Family::Triton => "Triton",
         }
     }
@@ -121,6 +126,7 @@ impl Family {
             Family::NormFwd | Family::NormBwd => "Normalization",
             Family::RmsNorm => "RMSNorm_fwd",
             Family::InferenceAttention => "InferenceAttention_fwd",
+            Family::MoeUnfused => "MoE_unfused_fwd",
             other => other.as_str(),
         }
     }

@@ -246,6 +246,7 @@ mod tests {
     fn decode_reads_the_context_from_the_annotation() {
         let context = OpContext {
             annotation: Some(DECODE),
+            ..OpContext::default()
         };
         let m = model_in(&unified(), &context).expect("modelled");
         assert_eq!(m.family, Family::InferenceAttention);
@@ -264,6 +265,7 @@ mod tests {
             annotation: Some(
                 "execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk32785sqsq32sqsk32785)",
             ),
+            ..OpContext::default()
         };
         let paged = OpShape {
             name: "sglang_profiler::attention_paged_attention_ragged_100",

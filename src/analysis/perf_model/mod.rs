@@ -11,9 +11,9 @@
 //! Each family module (`gemm`, `sdpa`, `conv`, …) models its ops from the
 //! arguments `args` reads; `repr` writes the parameter values; this file
 //! dispatches by op name. The inference families (`inference_gemm`,
-//! `inference_norm`, `inference_attention`, `rope`, `activation`) model the
-//! custom ops of vLLM, SGLang and aiter; attention also reads the step's
-//! annotation ([`OpContext`]).
+//! `inference_norm`, `inference_attention`, `rope`, `activation`, `moe`)
+//! model the custom ops of vLLM, SGLang and aiter; attention also reads the
+//! step's annotation, MoE pseudo ops their kernel and top-k ([`OpContext`]).
 
 pub mod activation;
 mod args;
@@ -27,6 +27,7 @@ pub mod gemm;
 pub mod inference_attention;
 pub mod inference_gemm;
 pub mod inference_norm;
+pub mod moe;
 pub mod norm;
 pub mod reduce;
 mod repr;
@@ -62,6 +63,9 @@ pub fn model_in(op: &OpShape, context: &OpContext) -> Result<PerfModel, NoModel>
     }
     if rope::handles(name) {
         return rope::model(&Args::parse(op)?);
+    }
+    if moe::handles(name) {
+        return moe::model(&Args::parse(op)?, context);
     }
     if activation::handles(name) {
         return activation::model(&Args::parse(op)?);
@@ -131,6 +135,7 @@ pub fn has_model(name: &str) -> bool {
         || inference_gemm::handles(name)
         || inference_norm::handles(name)
         || rope::handles(name)
+        || moe::handles(name)
         || activation::handles(name)
         || triton::handles(name)
 }

@@ -44,6 +44,7 @@ fn file_name(sheet: &str) -> &'static str {
         "RMSNorm_fwd" => "RMSNorm_fwd.csv",
         "InferenceAttention_fwd" => "InferenceAttention_fwd.csv",
         "RoPE_fwd" => "RoPE_fwd.csv",
+        "MoE_unfused_fwd" => "MoE_unfused_fwd.csv",
         "Triton" => "Triton.csv",
         _ => "Softmax_bwd.csv",
     }

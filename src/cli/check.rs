@@ -319,10 +319,19 @@ pub fn check(
             baselines.chain(candidate.iter().map(|i| (i, &policy.hardware.candidate)))
         })
         .collect();
-    let mut read_sides = jobs::read_all(&inputs, read.jobs, read.quiet, |(i, choice), quiet| {
-        let capture = i.capture.as_deref();
-        read_input(&i.path, capture, choice, policy, &read.with_quiet(quiet))
-    })?;
+    let size = |(i, _): &(&Input, _)| {
+        jobs::file_size(&i.path) + i.capture.as_deref().map_or(0, jobs::file_size)
+    };
+    let mut read_sides = jobs::read_all(
+        &inputs,
+        read.jobs,
+        read.quiet,
+        size,
+        |(i, choice), quiet| {
+            let capture = i.capture.as_deref();
+            read_input(&i.path, capture, choice, policy, &read.with_quiet(quiet))
+        },
+    )?;
     let mut next_side = || read_sides.next().expect("one result per input");
     let mut sides: Vec<(String, Vec<Side>, Option<Side>)> = Vec::new();
     // Workloads the history has no window for, and why; windows' notes.

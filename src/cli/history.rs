@@ -53,9 +53,13 @@ fn add(args: &HistoryAddArgs) -> Result<u8, Failure> {
         limits: args.load.limits(),
         jobs: args.jobs.jobs(),
     };
-    let mut snapshots = jobs::read_all(&args.inputs, read.jobs, read.quiet, |input, quiet| {
-        check::snapshot_of_input(input, None, &options, &read.with_quiet(quiet))
-    })?;
+    let mut snapshots = jobs::read_all(
+        &args.inputs,
+        read.jobs,
+        read.quiet,
+        |p| jobs::file_size(p),
+        |input, quiet| check::snapshot_of_input(input, None, &options, &read.with_quiet(quiet)),
+    )?;
     let mut text = String::new();
     // Added in input order; the runs before a failed input stay added.
     for _ in &args.inputs {

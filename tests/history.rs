@@ -135,6 +135,56 @@ fn add_needs_a_commit() {
     );
 }
 
+/// `history add` of several inputs reads them `--jobs` at a time and adds
+/// them in input order; a bad one stops it there, as one at a time would:
+/// the runs before it are added, none after it.
+#[test]
+fn add_reads_several_inputs_at_once_and_adds_them_in_input_order() {
+    let dir = tempfile::TempDir::new().expect("tempdir");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{\"traceEvents\": [").expect("write");
+    let inputs = [
+        small_cuda(),
+        root.join("examples/baseline.json.gz"),
+        bad.clone(),
+        root.join("tests/fixtures/inference_phases.json"),
+    ];
+    let add = |history: &Path, inputs: &[PathBuf], jobs: &str| {
+        tracegate()
+            .args([
+                "history", "add", "--quiet", "--jobs", jobs, "--commit", "c0ffee1",
+            ])
+            .arg("--dir")
+            .arg(history)
+            .args(inputs)
+            .env_remove("GITHUB_SHA")
+            .assert()
+    };
+    for jobs in ["1", "3"] {
+        let history = dir.path().join(format!("good-{jobs}"));
+        let output = add(&history, &[&inputs[..2], &inputs[3..]].concat(), jobs).success();
+        let text = String::from_utf8_lossy(&output.get_output().stdout).into_owned();
+        let added: Vec<&str> = text
+            .lines()
+            .map(|l| l.split(' ').nth(1).expect("added NAME"))
+            .collect();
+        assert_eq!(
+            added,
+            ["small_cuda", "baseline", "inference_phases"],
+            "{text}"
+        );
+
+        let history = dir.path().join(format!("bad-{jobs}"));
+        assert_input_error(add(&history, &inputs, jobs), &["bad.json", "not closed"]);
+        let list = stdout(&["history", "list"], &history);
+        assert!(
+            list.contains("2 run(s)") && !list.contains("inference_phases"),
+            "{list}"
+        );
+    }
+}
+
 #[test]
 fn check_takes_its_baseline_window_from_the_history() {
     let dir = tempfile::TempDir::new().expect("tempdir");

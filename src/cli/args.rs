@@ -2,6 +2,7 @@
 //! help text (every doc comment here is `--help` output). Turning flags into
 //! the library's options happens beside each flag group.
 
+use std::num::NonZeroUsize;
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -12,6 +13,7 @@ use tracegate::echo;
 use tracegate::publish::github;
 use tracegate::trace::LoadLimits;
 
+use super::jobs::Jobs;
 use super::{Failure, catalog};
 
 /// Stops GPU performance regressions before they merge: reads PyTorch profiler
@@ -97,6 +99,9 @@ pub(super) struct HistoryAddArgs {
     /// No progress bar, even on a terminal.
     #[arg(short, long)]
     pub(super) quiet: bool,
+
+    #[command(flatten)]
+    pub(super) jobs: JobsArgs,
 
     #[command(flatten)]
     pub(super) hardware: HardwareArgs,
@@ -317,6 +322,9 @@ pub(super) struct CheckArgs {
     #[arg(short, long)]
     pub(super) quiet: bool,
 
+    #[command(flatten)]
+    pub(super) jobs: JobsArgs,
+
     /// Post the comment to the pull request (GitHub Actions: GITHUB_TOKEN,
     /// GITHUB_REPOSITORY, GITHUB_EVENT_PATH, GITHUB_API_URL).
     #[arg(long)]
@@ -498,6 +506,22 @@ pub(super) struct ReportArgs {
 
     #[command(flatten)]
     pub(super) load: LoadArgs,
+}
+
+/// How many inputs are read at once.
+#[derive(Debug, clap::Args)]
+pub(super) struct JobsArgs {
+    /// Read N inputs at once, each on its own thread, so at most N traces
+    /// are in memory at once (default: the number of cores); 1 reads them
+    /// one after another. The results do not depend on N.
+    #[arg(short, long, value_name = "N")]
+    pub(super) jobs: Option<NonZeroUsize>,
+}
+
+impl JobsArgs {
+    pub(super) fn jobs(&self) -> Jobs {
+        Jobs::new(self.jobs)
+    }
 }
 
 /// What reading one trace may cost (docs/RELIABILITY.md).

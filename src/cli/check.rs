@@ -21,6 +21,7 @@ use tracegate::publish::replay::{self, PACKAGE_FILES, PackageContext, ReplayErro
 use tracegate::render::{actions, gate};
 use tracegate::trace::{self, LoadLimits, Trace, link};
 
+use super::jobs::{self, Jobs};
 use super::{Failure, history_gate, history_store, load_with_progress};
 
 /// A snapshot with the hardware it was judged on.
@@ -31,12 +32,25 @@ pub struct Side {
     pub hardware: Option<Hardware>,
 }
 
-/// How inputs are read: `--quiet` and the input limits.
+/// How inputs are read: `--quiet`, the input limits and `--jobs`.
 pub struct ReadOptions {
     /// No progress bar.
     pub quiet: bool,
     /// What one trace may cost to load.
     pub limits: LoadLimits,
+    /// How many inputs are read at once.
+    pub jobs: Jobs,
+}
+
+impl ReadOptions {
+    /// These options with `quiet` as [`jobs::read_all`] asks for one input.
+    pub fn with_quiet(&self, quiet: bool) -> ReadOptions {
+        ReadOptions {
+            quiet,
+            limits: self.limits.clone(),
+            jobs: self.jobs,
+        }
+    }
 }
 
 /// Reads one trace or snapshot (detected by content) into a snapshot; a
@@ -296,6 +310,29 @@ pub fn check(
         }
     };
     let pairs = pair_inputs(paths, candidate, captures)?;
+    // Every input, in the order the loop below takes them: read `--jobs` at
+    // a time, their results come back in this order.
+    let inputs: Vec<(&Input, &HardwareChoice)> = pairs
+        .iter()
+        .flat_map(|(_, baselines, candidate)| {
+            let baselines = baselines.iter().map(|i| (i, &policy.hardware.baseline));
+            baselines.chain(candidate.iter().map(|i| (i, &policy.hardware.candidate)))
+        })
+        .collect();
+    let size = |(i, _): &(&Input, _)| {
+        jobs::file_size(&i.path) + i.capture.as_deref().map_or(0, jobs::file_size)
+    };
+    let mut read_sides = jobs::read_all(
+        &inputs,
+        read.jobs,
+        read.quiet,
+        size,
+        |(i, choice), quiet| {
+            let capture = i.capture.as_deref();
+            read_input(&i.path, capture, choice, policy, &read.with_quiet(quiet))
+        },
+    )?;
+    let mut next_side = || read_sides.next().expect("one result per input");
     let mut sides: Vec<(String, Vec<Side>, Option<Side>)> = Vec::new();
     // Workloads the history has no window for, and why; windows' notes.
     let mut no_baseline: BTreeMap<String, String> = BTreeMap::new();
@@ -304,17 +341,9 @@ pub fn check(
     for (name, baseline_inputs, candidate_input) in pairs {
         let mut baseline_sides = baseline_inputs
             .iter()
-            .map(|i| {
-                let capture = i.capture.as_deref();
-                read_input(&i.path, capture, &policy.hardware.baseline, policy, read)
-            })
+            .map(|_| next_side())
             .collect::<Result<Vec<_>, _>>()?;
-        let candidate_side = candidate_input
-            .map(|i| {
-                let capture = i.capture.as_deref();
-                read_input(&i.path, capture, &policy.hardware.candidate, policy, read)
-            })
-            .transpose()?;
+        let candidate_side = candidate_input.map(|_| next_side()).transpose()?;
         if let (Some(((store, entries), commit)), Some(candidate)) = (&history, &candidate_side) {
             let snapshot = &candidate.snapshot;
             match history_gate::history_window(store, entries, &name, snapshot, policy, *commit)? {

@@ -16,6 +16,7 @@ use tracegate::render::text::{human_us, printable};
 use super::args::{HistoryAddArgs, HistoryCommand, HistoryListArgs, HistoryShowArgs};
 use super::check::{self, ReadOptions};
 use super::history_store::{open, store_failure};
+use super::jobs;
 use super::{Failure, emit, history_report, history_store};
 
 /// Runs a `history` subcommand; `width` is the terminal's.
@@ -51,10 +52,19 @@ fn add(args: &HistoryAddArgs) -> Result<u8, Failure> {
     let read = ReadOptions {
         quiet: args.quiet,
         limits: args.load.limits(),
+        jobs: args.jobs.jobs(),
     };
+    let mut snapshots = jobs::read_all(
+        &args.inputs,
+        read.jobs,
+        read.quiet,
+        |p| jobs::file_size(p),
+        |input, quiet| check::snapshot_of_input(input, None, &options, &read.with_quiet(quiet)),
+    )?;
     let mut text = String::new();
-    for input in &args.inputs {
-        let snapshot = check::snapshot_of_input(input, None, &options, &read)?;
+    // Added in input order; the runs before a failed input stay added.
+    for _ in &args.inputs {
+        let snapshot = snapshots.next().expect("one result per input")?;
         let entry = store
             .add(&snapshot, origin.clone())
             .map_err(store_failure)?;
@@ -362,7 +372,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::cli::args::{HardwareArgs, LoadArgs};
+    use crate::cli::args::{HardwareArgs, JobsArgs, LoadArgs};
 
     fn args(commit: Option<&str>) -> HistoryAddArgs {
         HistoryAddArgs {
@@ -374,6 +384,7 @@ mod tests {
             time: None,
             inputs: vec!["t.json".into()],
             quiet: true,
+            jobs: JobsArgs { jobs: None },
             hardware: HardwareArgs {
                 hardware: None,
                 hardware_file: None,

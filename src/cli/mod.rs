@@ -11,6 +11,7 @@ mod history;
 mod history_gate;
 mod history_report;
 mod history_store;
+mod jobs;
 
 use args::*;
 
@@ -270,6 +271,7 @@ fn check_command(args: &CheckArgs) -> Result<u8, Failure> {
         &check::ReadOptions {
             quiet: args.quiet,
             limits: args.load.limits(),
+            jobs: args.jobs.jobs(),
         },
         args.out_dir.as_deref(),
         &options,

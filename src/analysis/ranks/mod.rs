@@ -62,8 +62,9 @@ pub struct CommKernel {
 pub struct Instance {
     /// The collective.
     pub collective: Collective,
-    /// The process group (`pg 0`) or, when none was recorded, the stream
-    /// (`stream 7`) it was matched within.
+    /// The process group (`pg 0`) or, when none was recorded, the rank's
+    /// communication stream by first use (`comm stream 0`) it was matched
+    /// within.
     pub group: String,
     /// `Seq`, when recorded.
     pub seq: Option<i64>,
@@ -170,25 +171,36 @@ pub struct RankSource {
 /// `Seq` when recorded, and its position among calls with the same three.
 type Key = (String, Collective, Option<i64>, u64);
 
-/// The group a kernel is matched within: its process group, else its stream.
-fn group_of(kernel: &CommKernel) -> String {
-    match (&kernel.process_group, kernel.stream) {
-        (Some(group), _) => format!("pg {group}"),
-        (None, Some(stream)) => format!("stream {stream}"),
-        (None, None) => "stream ?".to_string(),
+/// The group a kernel is matched within: its process group, else the
+/// position of its stream among the rank's communication streams by first
+/// use (stream ids differ between ranks: NCCL creates its streams in
+/// whatever order the rank gets there).
+fn group_of(kernel: &CommKernel, streams: &mut Vec<Option<i64>>) -> String {
+    if let Some(group) = &kernel.process_group {
+        return format!("pg {group}");
     }
+    let index = match streams.iter().position(|s| *s == kernel.stream) {
+        Some(index) => index,
+        None => {
+            streams.push(kernel.stream);
+            streams.len() - 1
+        }
+    };
+    format!("comm stream {index}")
 }
 
 /// Matches the ranks' collectives and measures them. A collective is the
-/// same call on two ranks when it has the same process group (else stream),
-/// kind and `Seq` (when recorded), and the same position among that
-/// group's calls of that kind and `Seq` on each rank.
+/// same call on two ranks when it has the same process group (else
+/// communication stream, counted in order of first use on each rank), kind
+/// and `Seq` (when recorded), and the same position among that group's
+/// calls of that kind and `Seq` on each rank.
 pub fn analyse(ranks: &[RankInput]) -> RankSet {
     let mut calls: BTreeMap<Key, Vec<(u32, &CommKernel)>> = BTreeMap::new();
     for input in ranks {
         let mut seen: BTreeMap<(String, Collective, Option<i64>), u64> = BTreeMap::new();
+        let mut streams = Vec::new();
         for kernel in &input.kernels {
-            let group = group_of(kernel);
+            let group = group_of(kernel, &mut streams);
             let ordinal = seen
                 .entry((group.clone(), kernel.collective, kernel.seq))
                 .or_default();

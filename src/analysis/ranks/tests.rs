@@ -102,6 +102,21 @@ fn seq_matches_across_a_missing_call_where_order_cannot() {
 }
 
 #[test]
+fn without_process_groups_streams_match_by_first_use_not_by_id() {
+    let mut ranks = job(Some(0), 20.0, false);
+    for (rank, input) in ranks.iter_mut().enumerate() {
+        for kernel in &mut input.kernels {
+            kernel.process_group = None;
+            kernel.stream = Some(20 + rank as i64);
+        }
+    }
+    let set = analyse(&ranks);
+    assert_eq!(set.instances.len(), 3);
+    assert!(set.instances.iter().all(|i| i.group == "comm stream 0"));
+    assert_eq!(set.stragglers[0].caused_wait_us, 3.0 * 3.0 * 20.0);
+}
+
+#[test]
 fn a_call_on_one_rank_only_is_unmatched() {
     let mut ranks = job(None, 0.0, false);
     ranks.truncate(1);

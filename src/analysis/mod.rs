@@ -25,6 +25,7 @@ pub mod perf;
 pub mod perf_model;
 mod phase;
 pub mod profile;
+pub mod ranks;
 mod sync;
 #[cfg(test)]
 mod tests;

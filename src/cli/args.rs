@@ -466,6 +466,8 @@ pub(super) enum ColorChoice {
 #[derive(Debug, clap::Args)]
 pub(super) struct ReportArgs {
     /// The trace: Kineto JSON, plain or gzip-compressed (detected from the bytes).
+    /// A directory is a rank set: its `*.json` and `*.json.gz` files are the
+    /// ranks of one job, and the report matches their collectives.
     pub(super) trace: PathBuf,
 
     /// Output format.

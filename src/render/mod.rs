@@ -11,5 +11,6 @@ pub mod gate;
 pub mod hardware_table;
 pub mod json;
 pub mod markdown;
+pub mod ranks;
 pub mod terminal;
 pub mod text;

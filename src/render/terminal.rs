@@ -27,7 +27,7 @@ pub struct Style {
 }
 
 impl Style {
-    fn heading(&self, text: &str) -> String {
+    pub(super) fn heading(&self, text: &str) -> String {
         if self.color {
             format!("\x1b[1;36m{text}\x1b[0m")
         } else {
@@ -67,7 +67,7 @@ const SHAPES: Rule = Rule::Wrap(Wrap {
 /// their boundaries or end in `…`, never mid-word; numbers (columns from
 /// `numbers_from` on) align right. A terminal too narrow for even the
 /// narrowest columns gets comfy-table's own wrapping.
-fn fitted(
+pub(super) fn fitted(
     style: Style,
     header: &[&str],
     rows: Vec<Vec<String>>,

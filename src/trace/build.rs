@@ -5,12 +5,14 @@
 //! counted in [`LoadCounts`], so that no later sum sees it, and a shape
 //! argument too long to be a real one is dropped and counted.
 
+use std::borrow::Cow;
+
 use serde_json::value::RawValue;
 
 use super::model::{
-    DeviceProperties, Event, Flow, FlowKind, FxHashMap, GpuArgs, Kind, LaunchArgs, LoadCounts,
-    MAX_ABS_TS_US, MAX_DURATION_US, Metadata, NO_DETAIL, OpArgs, Strings, Sym, Trace, Track,
-    TrackId, TrackNames,
+    CommArgs, DeviceProperties, Event, Flow, FlowKind, FxHashMap, GpuArgs, Kind, LaunchArgs,
+    LoadCounts, MAX_ABS_TS_US, MAX_DURATION_US, Metadata, NO_DETAIL, OpArgs, Strings, Sym, Trace,
+    Track, TrackId, TrackNames,
 };
 use super::raw::{LooseDims3, LooseI64, RawArgs, RawEvent, RawTrackId};
 
@@ -184,6 +186,7 @@ impl Builder {
                     block: dims3(&args.block),
                     graph_id: loose(&args.graph_id),
                     graph_node_id: loose(&args.graph_node_id),
+                    comm: self.comm(args),
                 };
                 push_index(&mut self.trace.gpu_args, gpu)
             }
@@ -199,6 +202,41 @@ impl Builder {
             }
             _ => NO_DETAIL,
         }
+    }
+
+    /// The collective a kernel's arguments describe, pushed to the side
+    /// table; `None` unless it names one.
+    fn comm(&mut self, args: &RawArgs) -> Option<u32> {
+        let collective = self.intern_text(args.collective_name)?;
+        let comm = CommArgs {
+            collective,
+            process_group: self.intern_text(args.process_group_name),
+            dtype: self.intern_text(args.dtype),
+            in_nelems: loose(&args.in_msg_nelems),
+            out_nelems: loose(&args.out_msg_nelems),
+            group_size: loose(&args.group_size),
+            seq: loose(&args.seq),
+        };
+        Some(push_index(&mut self.trace.comm_args, comm))
+    }
+
+    /// A raw JSON string value's text, interned; a number keeps its digits,
+    /// anything else (a list, an object, a value longer than the shape
+    /// arguments' limit) is `None`.
+    fn intern_text(&mut self, raw: Option<&RawValue>) -> Option<Sym> {
+        let raw = raw.filter(|raw| raw.get().len() <= self.max_arg_bytes)?;
+        let text = match serde_json::from_str::<Cow<str>>(raw.get()) {
+            Ok(text) => text,
+            Err(_)
+                if raw
+                    .get()
+                    .starts_with(|c: char| c == '-' || c.is_ascii_digit()) =>
+            {
+                Cow::Borrowed(raw.get())
+            }
+            Err(_) => return None,
+        };
+        Some(self.trace.strings.intern(&text))
     }
 
     fn flow(&mut self, raw: RawEvent) {

@@ -261,6 +261,29 @@ pub struct GpuArgs {
     pub graph_id: Option<i64>,
     /// `args["graph node id"]`: its node in that graph.
     pub graph_node_id: Option<i64>,
+    /// Index into [`Trace::comm_args`] when the work recorded a collective.
+    pub comm: Option<u32>,
+}
+
+/// What a communication kernel's arguments say about its collective
+/// (Kineto copies them from `record_param_comms`); kept only for kernels
+/// that name a collective, for matching collectives across ranks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CommArgs {
+    /// `Collective name`, as written (`allreduce`, `_allgather_base`).
+    pub collective: Sym,
+    /// `Process Group Name`.
+    pub process_group: Option<Sym>,
+    /// `dtype` of the message (`BFloat16`).
+    pub dtype: Option<Sym>,
+    /// `In msg nelems`.
+    pub in_nelems: Option<i64>,
+    /// `Out msg nelems`.
+    pub out_nelems: Option<i64>,
+    /// `Group size`.
+    pub group_size: Option<i64>,
+    /// `Seq`: the collective's number in its process group.
+    pub seq: Option<i64>,
 }
 
 /// What a runtime or driver call says about the work it launches; kept only
@@ -410,6 +433,8 @@ pub struct Trace {
     pub gpu_args: Vec<GpuArgs>,
     /// Launch-call arguments.
     pub launch_args: Vec<LaunchArgs>,
+    /// Collective arguments of communication kernels.
+    pub comm_args: Vec<CommArgs>,
     /// Interned strings.
     pub strings: Strings,
     /// Process and thread names.
@@ -436,6 +461,13 @@ impl Trace {
     pub fn gpu_args(&self, event: &Event) -> Option<&GpuArgs> {
         (event.kind.is_gpu_work() && event.detail != NO_DETAIL)
             .then(|| &self.gpu_args[event.detail as usize])
+    }
+
+    /// The collective arguments of a piece of GPU work, if it recorded any.
+    pub fn comm_args(&self, event: &Event) -> Option<&CommArgs> {
+        self.gpu_args(event)
+            .and_then(|gpu| gpu.comm)
+            .map(|index| &self.comm_args[index as usize])
     }
 
     /// The launch arguments of a runtime or driver call, if it recorded any.

@@ -74,6 +74,28 @@ pub(crate) struct RawArgs<'a> {
     /// `process_labels` metadata events.
     #[serde(borrow, default)]
     pub labels: Option<Cow<'a, str>>,
+    /// `Collective name` of a communication kernel (`allreduce`), kept as
+    /// raw JSON so that an odd value never fails the event.
+    #[serde(rename = "Collective name", borrow, default)]
+    pub collective_name: Option<&'a RawValue>,
+    /// `Process Group Name` of a communication kernel.
+    #[serde(rename = "Process Group Name", borrow, default)]
+    pub process_group_name: Option<&'a RawValue>,
+    /// `dtype` of a communication kernel's message (`BFloat16`).
+    #[serde(borrow, default)]
+    pub dtype: Option<&'a RawValue>,
+    /// `In msg nelems`.
+    #[serde(rename = "In msg nelems", default)]
+    pub in_msg_nelems: Option<LooseI64>,
+    /// `Out msg nelems`.
+    #[serde(rename = "Out msg nelems", default)]
+    pub out_msg_nelems: Option<LooseI64>,
+    /// `Group size`.
+    #[serde(rename = "Group size", default)]
+    pub group_size: Option<LooseI64>,
+    /// `Seq`: the collective's sequence number in its process group.
+    #[serde(rename = "Seq", default)]
+    pub seq: Option<LooseI64>,
 }
 
 /// A pid or tid: a number, or a string.

@@ -12,9 +12,9 @@ use super::bounds::{
     stored_stats, stored_string, stored_time,
 };
 use super::format::{
-    AnomalyCounts, Fingerprint, GpuCount, IdleCounts, InferenceStepSnapshot, OpKey, OpSnapshot,
-    PhaseOpsSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, SNAPSHOT_VERSION_1_0,
-    SNAPSHOT_VERSION_1_1, ShortKernelCounts, Snapshot, StepSnapshot,
+    AnomalyCounts, Fingerprint, GpuCount, IdleCounts, InferenceStepSnapshot, KernelSamples, OpKey,
+    OpSnapshot, PhaseOpsSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, SNAPSHOT_VERSION_1_0,
+    SNAPSHOT_VERSION_1_1, SNAPSHOT_VERSION_1_2, ShortKernelCounts, Snapshot, StepSnapshot,
 };
 use super::source::workload_name;
 use crate::analysis::comm::CommKernels;
@@ -80,8 +80,10 @@ impl Snapshot {
         }
         let coverage = (!coverage.is_complete()).then_some(coverage);
         let (inference_steps, phase_ops) = phase_rows(profile);
-        let version = if !inference_steps.is_empty() {
+        let version = if ops.iter().any(|op| !op.kernel_samples_us.is_empty()) {
             SNAPSHOT_VERSION
+        } else if !inference_steps.is_empty() {
+            SNAPSHOT_VERSION_1_2
         } else if coverage.is_some() || ops.iter().any(|op| op.graph.is_some()) {
             SNAPSHOT_VERSION_1_1
         } else {
@@ -270,6 +272,10 @@ fn op_rows(rows: &[UniqueArgs]) -> Vec<OpSnapshot> {
                     Some(_) => kernel_totals(row),
                     None => Vec::new(),
                 },
+                kernel_samples_us: match (&row.graph, entry.merged) {
+                    (None, false) if calls_differ(row) => kernel_samples(row),
+                    _ => Vec::new(),
+                },
             }
         })
         .collect()
@@ -305,6 +311,7 @@ fn kernel_rows(kernels: &[KernelSummary]) -> Vec<OpSnapshot> {
                     model: None,
                     graph: None,
                     kernel_us: Vec::new(),
+                    kernel_samples_us: Vec::new(),
                 },
                 vec![kernel],
             )),
@@ -344,4 +351,47 @@ fn kernel_totals(row: &UniqueArgs) -> Vec<(String, f64)> {
         }
     }
     totals
+}
+
+/// Whether a row's calls launch different kernels: some kernel is launched
+/// other than once per call for each time the earliest call's sequence
+/// holds it.
+fn calls_differ(row: &UniqueArgs) -> bool {
+    let calls = row.direct.count as usize;
+    let mut launches: Vec<(&str, usize)> = Vec::new();
+    for kernel in &row.kernels {
+        match launches.iter_mut().find(|(name, _)| *name == kernel.name) {
+            Some(entry) => entry.1 += kernel.launches_us.len(),
+            None => launches.push((&kernel.name, kernel.launches_us.len())),
+        }
+    }
+    launches
+        .iter()
+        .any(|&(name, n)| n != calls * row.kernel_sequence.iter().filter(|k| *k == name).count())
+}
+
+/// Each kernel's launches in a row, by name in first-launch order (streams
+/// merged), as stored: at most [`MAX_KERNELS`] kernels and [`MAX_SAMPLES`]
+/// evenly spaced launches each.
+fn kernel_samples(row: &UniqueArgs) -> Vec<KernelSamples> {
+    let mut kernels: Vec<(String, Vec<f64>)> = Vec::new();
+    for kernel in &row.kernels {
+        match kernels.iter_mut().find(|(name, _)| *name == kernel.name) {
+            Some(entry) => entry.1.extend_from_slice(&kernel.launches_us),
+            None => kernels.push((kernel.name.clone(), kernel.launches_us.clone())),
+        }
+    }
+    kernels
+        .into_iter()
+        .take(MAX_KERNELS)
+        .map(|(name, launches)| KernelSamples {
+            name: stored_string(&name),
+            launches: launches.len() as u64,
+            total_us: stored_time(launches.iter().sum()),
+            samples_us: spaced_sample(&launches, MAX_SAMPLES)
+                .into_iter()
+                .map(stored_time)
+                .collect(),
+        })
+        .collect()
 }

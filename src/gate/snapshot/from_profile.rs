@@ -189,6 +189,8 @@ fn op_rows(rows: &[UniqueArgs]) -> Vec<OpSnapshot> {
         samples: Vec<f64>,
         step_us: Vec<(u64, f64)>,
         merged: bool,
+        /// Every row merged into it, the first included.
+        parts: Vec<&'a UniqueArgs>,
     }
     let mut index: std::collections::HashMap<OpKey, usize> = std::collections::HashMap::new();
     let mut rows_out: Vec<Merged> = Vec::new();
@@ -213,6 +215,7 @@ fn op_rows(rows: &[UniqueArgs]) -> Vec<OpSnapshot> {
                 }
                 entry.step_us.sort_by_key(|(step, _)| *step);
                 entry.merged = true;
+                entry.parts.push(row);
             }
             None if rows_out.len() < MAX_OPS => {
                 rows_out.push(Merged {
@@ -221,6 +224,7 @@ fn op_rows(rows: &[UniqueArgs]) -> Vec<OpSnapshot> {
                     samples: row.samples_us.clone(),
                     step_us: row.step_us.clone(),
                     merged: false,
+                    parts: vec![row],
                 });
                 index.insert(key, rows_out.len() - 1);
             }
@@ -272,8 +276,8 @@ fn op_rows(rows: &[UniqueArgs]) -> Vec<OpSnapshot> {
                     Some(_) => kernel_totals(row),
                     None => Vec::new(),
                 },
-                kernel_samples_us: match (&row.graph, entry.merged) {
-                    (None, false) if calls_differ(row) => kernel_samples(row),
+                kernel_samples_us: match row.graph {
+                    None if calls_differ(&entry.parts) => kernel_samples(&entry.parts),
                     _ => Vec::new(),
                 },
             }
@@ -353,35 +357,34 @@ fn kernel_totals(row: &UniqueArgs) -> Vec<(String, f64)> {
     totals
 }
 
-/// Whether a row's calls launch different kernels: some kernel is launched
-/// other than once per call for each time the earliest call's sequence
-/// holds it.
-fn calls_differ(row: &UniqueArgs) -> bool {
-    let calls = row.direct.count as usize;
-    let mut launches: Vec<(&str, usize)> = Vec::new();
-    for kernel in &row.kernels {
-        match launches.iter_mut().find(|(name, _)| *name == kernel.name) {
-            Some(entry) => entry.1 += kernel.launches_us.len(),
-            None => launches.push((&kernel.name, kernel.launches_us.len())),
-        }
-    }
-    launches
-        .iter()
-        .any(|&(name, n)| n != calls * row.kernel_sequence.iter().filter(|k| *k == name).count())
+/// Whether a row's calls (over the rows merged into it) launch different
+/// kernels: some kernel is launched other than once per call for each time
+/// the earliest call's sequence holds it.
+fn calls_differ(rows: &[&UniqueArgs]) -> bool {
+    let calls: usize = rows.iter().map(|row| row.direct.count as usize).sum();
+    let sequence = &rows[0].kernel_sequence;
+    launches_by_name(rows).iter().any(|(name, launches)| {
+        launches.len() != calls * sequence.iter().filter(|k| *k == name).count()
+    })
 }
 
-/// Each kernel's launches in a row, by name in first-launch order (streams
-/// merged), as stored: at most [`MAX_KERNELS`] kernels and [`MAX_SAMPLES`]
-/// evenly spaced launches each.
-fn kernel_samples(row: &UniqueArgs) -> Vec<KernelSamples> {
+/// Every launch of each kernel of the rows, by name in first-launch order
+/// (streams and rows merged).
+fn launches_by_name(rows: &[&UniqueArgs]) -> Vec<(String, Vec<f64>)> {
     let mut kernels: Vec<(String, Vec<f64>)> = Vec::new();
-    for kernel in &row.kernels {
+    for kernel in rows.iter().flat_map(|row| &row.kernels) {
         match kernels.iter_mut().find(|(name, _)| *name == kernel.name) {
             Some(entry) => entry.1.extend_from_slice(&kernel.launches_us),
             None => kernels.push((kernel.name.clone(), kernel.launches_us.clone())),
         }
     }
     kernels
+}
+
+/// Each kernel's launches in the rows as stored: at most [`MAX_KERNELS`]
+/// kernels and [`MAX_SAMPLES`] evenly spaced launches each.
+fn kernel_samples(rows: &[&UniqueArgs]) -> Vec<KernelSamples> {
+    launches_by_name(rows)
         .into_iter()
         .take(MAX_KERNELS)
         .map(|(name, launches)| KernelSamples {

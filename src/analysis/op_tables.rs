@@ -307,11 +307,12 @@ pub(super) fn kernel_details(trace: &Trace, gpu: &GpuWork, work: &[u32]) -> Vec<
     order
         .into_iter()
         .map(|key| {
-            let duration = Stats::of(&durations[&key]);
+            let launches_us = durations.remove(&key).unwrap_or_default();
             KernelDetail {
+                duration: Stats::of(&launches_us),
                 name: key.0,
                 stream: key.1,
-                duration,
+                launches_us,
             }
         })
         .collect()

@@ -493,6 +493,11 @@ pub struct KernelDetail {
     pub stream: Option<i64>,
     /// Duration statistics, µs.
     pub duration: Stats,
+    /// Each launch's duration, µs, in the row's order of GPU work: the
+    /// per-launch samples of a row whose calls launch different kernels
+    /// (the snapshot's `kernel_samples_us`). Not in the report.
+    #[serde(skip)]
+    pub launches_us: Vec<f64>,
 }
 
 /// One (parent category, parent op, kernel, stream) group.

@@ -1,6 +1,7 @@
 //! Issue 11's sweep over the corpus: on every trace with GPU work, slowing
 //! one kernel family (every kernel, copy or set of one name, graph-replayed
-//! ones included) that holds ≥ 2% of GPU time by ×1.3 fails the gate with
+//! ones included) that holds ≥ 2% of GPU time by ×1.3 (what runs after it
+//! on its stream starting that much later) fails the gate with
 //! that kernel or the op that launches it named first; renaming the family
 //! gives a kernel-selection finding; the trace against itself is quiet.
 //!
@@ -106,53 +107,198 @@ enum Expect {
     /// A failure, but a timeline finding first (the family is all of the
     /// trace's GPU time, measured once).
     TimelineFirst,
+    /// A warning naming it, or a failure naming it: for a name start that
+    /// several families share (GEMM kernels differing only in their
+    /// tuning suffix), some of them called once, some more often.
+    WarningOrNamed,
 }
 
 /// Families that cannot fail with their op named first, honestly: (trace,
-/// the start of the family's name, what it gives, why).
+/// the start of the family's name, what it gives, why). The reasons:
+/// - `ONE_SAMPLE`: each row holding the family has one call (or launch) a
+///   side, and one measurement cannot fail the build on its own
+///   (docs/POLICY.md, "What one measurement can decide"); a second profiler
+///   step or a window of baseline runs can.
+/// - `SPREAD`: the family is spread over rows (shapes, ops or graph rows)
+///   each adding less than the 0.5% impact minimum; each is named in a
+///   warning, but no rule sums one kernel's time over rows yet.
+/// - `COMMUNICATION`: collectives are judged by exposed communication
+///   time, not kernel time, which is mostly waiting for the other ranks.
 const EXCEPTIONS: &[(&str, &str, Expect, &str)] = &[
     (
         "hta/backward_thread.json",
         "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm",
         Expect::TimelineFirst,
-        "one launch in the trace",
+        ONE_SAMPLE,
     ),
     (
         "hta/triton_example.json.gz",
         "triton_poi_fused_add_cos_sin_0",
         Expect::Warning,
-        "one launch in the trace",
+        ONE_SAMPLE,
+    ),
+    // One training step: every op is called once.
+    (
+        "hta/mi250_minitoy_train_rocm.json.gz",
+        "Cijk_",
+        Expect::Warning,
+        ONE_SAMPLE,
+    ),
+    (
+        "hta/mi250_minitoy_train_rocm.json.gz",
+        "void at::native::",
+        Expect::Warning,
+        ONE_SAMPLE,
+    ),
+    (
+        "tracelens/torch_compile_triton/trace.json.gz",
+        "attn_fwd",
+        Expect::TimelineFirst,
+        ONE_SAMPLE,
+    ),
+    (
+        "tracelens/torch_compile_triton/trace.json.gz",
+        "Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT256x192x64",
+        Expect::WarningOrNamed,
+        ONE_SAMPLE,
+    ),
+    (
+        "tracelens/torch_compile_triton/trace.json.gz",
+        "triton_poi_fused__unsafe_view_mul_silu_2",
+        Expect::Warning,
+        ONE_SAMPLE,
+    ),
+    // The LM-head GEMMs, launched once per trace.
+    (
+        "tracelens/inference/sglang_decode/sglang_Qwen3-8B_decode.json.gz",
+        "Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT256x48x64",
+        Expect::Warning,
+        ONE_SAMPLE,
+    ),
+    (
+        "tracelens/inference/vllm_decode_full/graph_execution.json.gz",
+        "Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT448x32x64",
+        Expect::Warning,
+        ONE_SAMPLE,
+    ),
+    (
+        "tracelens/h100/gaunernst_bert-small-uncased__1016001.json.gz",
+        "void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_bf16_256x128",
+        Expect::Warning,
+        ONE_SAMPLE,
+    ),
+    (
+        "tracelens/h100/gaunernst_bert-small-uncased__1016001.json.gz",
+        "void at::native::(anonymous namespace)::indexSelectLargeIndex",
+        Expect::Warning,
+        ONE_SAMPLE,
+    ),
+    (
+        "tracelens/mi300/gaunernst_bert-small-uncased__1016001.json.gz",
+        "Cijk_Alik_Bljk_B_BS_BH_Bias_HA_S_SAV_UserArgs_MT128x144x64",
+        Expect::Warning,
+        ONE_SAMPLE,
+    ),
+    // Two rows of one call each, each under the impact minimum.
+    (
+        "tracelens/mi300/gaunernst_bert-small-uncased__1016001.json.gz",
+        "void at::native::(anonymous namespace)::indexSelectLargeIndex",
+        Expect::Silence,
+        ONE_SAMPLE,
+    ),
+    (
+        "tracelens/h100/Falconsai_nsfw_image_detection__1016002.json.gz",
+        "void cutlass__5x_cudnn::Kernel<cutlass_tensorop_bf16_s16816f",
+        Expect::Warning,
+        ONE_SAMPLE,
+    ),
+    // One copy per shape, the shapes changing from step to step.
+    (
+        "hta/trace_diff_control_a100.json.gz",
+        "Memcpy HtoD (Pinned -> Device)",
+        Expect::Warning,
+        ONE_SAMPLE,
+    ),
+    (
+        "tracelens/h100/facebook_timesformer-base-finetuned-k400__1016002.json.gz",
+        "Memcpy HtoD (Pageable -> Device)",
+        Expect::Warning,
+        ONE_SAMPLE,
+    ),
+    (
+        "hta/trace_diff_test_v100.json.gz",
+        "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>",
+        Expect::Warning,
+        SPREAD,
+    ),
+    (
+        "hta/trace_diff_test_v100.json.gz",
+        "volta_sgemm_128x64_nn",
+        Expect::Warning,
+        SPREAD,
+    ),
+    (
+        "kineto/resnet50_v100_2021_format.json.gz",
+        "volta_sgemm_64x64_nt",
+        Expect::Warning,
+        SPREAD,
+    ),
+    (
+        "kineto/resnet50_v100_2021_format.json.gz",
+        "volta_scudnn_winograd_128x128_ldg1_ldg4_relu_tile148t_nt_v1",
+        Expect::Warning,
+        SPREAD,
+    ),
+    (
+        "tracelens/inference/vllm_decode_full/graph_execution.json.gz",
+        "_ZN7ck_tile6kentryILi1ENS_12Rmsnorm2dFwd",
+        Expect::Warning,
+        SPREAD,
+    ),
+    (
+        "tracelens/mi300/facebook_timesformer-base-finetuned-k400__1016002.json.gz",
+        "Cijk_Alik_Bljk_B_BS_BH_Bias_HA_S_SAV_UserArgs_MT256x128x64",
+        Expect::WarningOrNamed,
+        SPREAD,
+    ),
+    (
+        "tracelens/h100/google_owlv2-large-patch14-ensemble__1016001.json.gz",
+        "Memcpy DtoH (Device -> Pageable)",
+        Expect::Warning,
+        SPREAD,
     ),
     (
         "hta/large_integer.json.gz",
         "ncclKernel_AllReduce",
         Expect::Silence,
-        "communication",
+        COMMUNICATION,
     ),
     (
         "hta/trace_diff_control_a100.json.gz",
         "ncclKernel_",
         Expect::Silence,
-        "communication",
+        COMMUNICATION,
     ),
     (
         "hta/trace_diff_test_v100.json.gz",
         "ncclKernel_",
         Expect::Silence,
-        "communication",
+        COMMUNICATION,
     ),
 ];
+
+/// Why an exception: one measurement a side.
+const ONE_SAMPLE: &str = "one call or launch a side";
+/// Why an exception: spread over rows each below the impact minimum.
+const SPREAD: &str = "spread over rows each below the impact minimum";
+/// Why an exception: communication.
+const COMMUNICATION: &str = "communication";
 
 /// Whether a rename of the family is a kernel choice: copies and sets are
 /// named by their kind (`Memcpy HtoD …`), which no library picks.
 fn is_a_kernel_choice(family: &str) -> bool {
     !(family.starts_with("Memcpy") || family.starts_with("Memset"))
 }
-
-/// What a rename gives in a trace without CPU ops: its rows are its kernel
-/// names, so a renamed kernel is a missing row and a new one (a warning
-/// naming the old kernel), not a changed kernel sequence of an op.
-const GPU_ONLY: &str = "tracelens/mi210/gpu_only_trace.json.gz";
 
 /// GPU work: kernels, copies and sets.
 fn is_gpu_work(event: &Value) -> bool {
@@ -179,6 +325,40 @@ fn families(trace: &mut Value) -> Vec<(String, f64)> {
         .collect();
     families.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     families
+}
+
+/// A copy of the trace with every launch of the family ×`factor` slower,
+/// and the GPU work after it on its stream (same `pid` and `tid`) that
+/// much later, as a slower kernel delays what its stream runs next.
+/// Lengthening the launch alone would overlap the next kernel on a stream
+/// that runs back to back (a graph replay), where the GPU's busy time, and
+/// so every row's time, could not grow at all.
+fn slowed(trace: &Value, family: &str, factor: f64) -> Value {
+    let mut trace = trace.clone();
+    let events = events_mut(&mut trace);
+    let mut streams: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
+    for (i, event) in events.iter().enumerate().filter(|(_, e)| is_gpu_work(e)) {
+        let stream = (event["pid"].to_string(), event["tid"].to_string());
+        streams.entry(stream).or_default().push(i);
+    }
+    for work in streams.values_mut() {
+        work.sort_by(|&a, &b| {
+            let ts = |i: usize| events[i]["ts"].as_f64().unwrap_or(0.0);
+            ts(a).total_cmp(&ts(b))
+        });
+        let mut delay = 0.0;
+        for &i in work.iter() {
+            let event = &mut events[i];
+            let ts = event["ts"].as_f64().expect("ts");
+            event["ts"] = Value::from(ts + delay);
+            if event["name"] == family {
+                let dur = event["dur"].as_f64().expect("dur");
+                event["dur"] = Value::from(dur * factor);
+                delay += dur * (factor - 1.0);
+            }
+        }
+    }
+    trace
 }
 
 /// A copy of the trace with every event of the family edited.
@@ -269,12 +449,7 @@ fn sweep(relative: &str, capture: Option<&str>, limit: usize) -> (Vec<String>, V
     let mut lines = Vec::new();
     for (family, share) in families.iter().take(limit) {
         let names = names_for(&report, family);
-        write_json(
-            &candidate,
-            &edited(&trace, family, |e| {
-                e["dur"] = Value::from(e["dur"].as_f64().expect("dur") * 1.3);
-            }),
-        );
+        write_json(&candidate, &slowed(&trace, family, 1.3));
         let gate = run_check(&[path.as_path()], &candidate, &extra);
         let outcome = outcome(&gate, &names);
         let exception = EXCEPTIONS
@@ -285,6 +460,8 @@ fn sweep(relative: &str, capture: Option<&str>, limit: usize) -> (Vec<String>, V
             Some((_, _, Expect::Warning, _)) => Outcome::Warning,
             Some((_, _, Expect::Silence, _)) => Outcome::Silence,
             Some((_, _, Expect::TimelineFirst, _)) => Outcome::TimelineFirst,
+            Some((_, _, Expect::WarningOrNamed, _)) if outcome == Outcome::Named => Outcome::Named,
+            Some((_, _, Expect::WarningOrNamed, _)) => Outcome::Warning,
         };
         let short: String = family.chars().take(60).collect();
         if outcome != expected {
@@ -301,14 +478,7 @@ fn sweep(relative: &str, capture: Option<&str>, limit: usize) -> (Vec<String>, V
             }),
         );
         let renamed = run_check(&[path.as_path()], &candidate, &extra);
-        let selection = if relative == GPU_ONLY {
-            renamed
-                .of_kind("missing_op")
-                .iter()
-                .any(|f| f["op"]["name"] == family.as_str() && f["severity"] == "warn")
-        } else {
-            !renamed.of_kind("kernel_selection").is_empty()
-        };
+        let selection = !renamed.of_kind("kernel_selection").is_empty();
         if !selection && expected != Outcome::Silence && is_a_kernel_choice(family) {
             problems.push(format!(
                 "{relative}: {short} renamed gave no kernel-selection finding\n{}",

@@ -1,6 +1,7 @@
 //! Pairs the op rows of the baseline runs with the candidate's: by exact
-//! key, then by name and call site (shape changed); the rest is new or
-//! missing (see the module doc of [`crate::gate::compare`]).
+//! key, then by name and call site (shape changed), then a GPU-only
+//! trace's renamed kernels; the rest is new or missing (see the module doc
+//! of [`crate::gate::compare`]).
 
 use std::collections::{HashMap, HashSet};
 
@@ -14,6 +15,9 @@ pub(super) type RunRows<'a> = Vec<Option<&'a OpSnapshot>>;
 pub(super) struct Matching<'a> {
     /// Rows with the same key on both sides.
     pub(super) matched: Vec<(OpKey, RunRows<'a>, &'a OpSnapshot)>,
+    /// Kernel rows of a trace without CPU ops paired across a rename: the
+    /// only left-over kernel row on each side with its launch count.
+    pub(super) renamed: Vec<(RunRows<'a>, &'a OpSnapshot)>,
     /// Rows paired by name and call site, shapes differing.
     pub(super) shape_changed: Vec<(RunRows<'a>, &'a OpSnapshot)>,
     /// Candidate rows without a partner.
@@ -103,16 +107,84 @@ pub(super) fn match_rows<'a>(baselines: &'a [Snapshot], candidate: &'a Snapshot)
             None => new.push(op),
         }
     }
-    let missing = unmatched_baseline
+    let missing: Vec<RunRows<'a>> = unmatched_baseline
         .into_iter()
         .zip(used_baseline)
         .filter(|(_, used)| !used)
         .map(|(rows, _)| rows)
         .collect();
+    let (renamed, new, missing) = pair_renamed_kernels(new, missing);
     Matching {
         matched,
+        renamed,
         shape_changed,
         new,
         missing,
     }
+}
+
+/// Whether a row is a kernel row of a trace without CPU ops: named after
+/// its one kernel, with no arguments, call site or graph.
+fn is_kernel_row(op: &OpSnapshot) -> bool {
+    op.graph.is_none()
+        && op.module_path.is_none()
+        && op.input_dims.is_empty()
+        && op.input_type.is_empty()
+        && op.input_strides.is_empty()
+        && op.concrete_inputs.is_empty()
+        && op.kernel_sequence.len() == 1
+        && op.kernel_sequence[0] == op.name
+}
+
+/// Pairs a new kernel row with a missing one when each is the only
+/// left-over kernel row on its side with that launch count: a GPU-only
+/// trace's rows are its kernel names, so a kernel the library swapped for
+/// another (launched as often) is one row compared across the rename, a
+/// kernel-selection change, not a missing and a new op. Ambiguous counts
+/// stay new and missing. Returns the pairs and what is left of each list.
+#[allow(clippy::type_complexity)]
+fn pair_renamed_kernels<'a>(
+    new: Vec<&'a OpSnapshot>,
+    missing: Vec<RunRows<'a>>,
+) -> (
+    Vec<(RunRows<'a>, &'a OpSnapshot)>,
+    Vec<&'a OpSnapshot>,
+    Vec<RunRows<'a>>,
+) {
+    let base_kernel = |rows: &RunRows<'a>| -> Option<u64> {
+        let present: Vec<&OpSnapshot> = rows.iter().flatten().copied().collect();
+        let count = present.first()?.direct.count;
+        present
+            .iter()
+            .all(|op| is_kernel_row(op) && op.direct.count == count)
+            .then_some(count)
+    };
+    let cand_kernel = |op: &OpSnapshot| is_kernel_row(op).then_some(op.direct.count);
+    let unique = |counts: &[Option<u64>], count: u64| {
+        counts.iter().filter(|&&c| c == Some(count)).count() == 1
+    };
+    let base_counts: Vec<Option<u64>> = missing.iter().map(base_kernel).collect();
+    let cand_counts: Vec<Option<u64>> = new.iter().map(|op| cand_kernel(op)).collect();
+    let mut pairs = Vec::new();
+    let mut used = vec![false; missing.len()];
+    let mut left_new = Vec::new();
+    for (op, count) in new.into_iter().zip(&cand_counts) {
+        let partner = count
+            .filter(|&c| c > 0 && unique(&cand_counts, c) && unique(&base_counts, c))
+            .and_then(|c| base_counts.iter().position(|&b| b == Some(c)));
+        match partner {
+            Some(i) => {
+                used[i] = true;
+                pairs.push((missing[i].clone(), op));
+            }
+            None => left_new.push(op),
+        }
+    }
+    let left_missing = missing
+        .into_iter()
+        .zip(used)
+        .filter(|(_, used)| !used)
+        .map(|(rows, _)| rows)
+        .collect();
+    (pairs, left_new, left_missing)
 }

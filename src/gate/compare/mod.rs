@@ -13,9 +13,13 @@
 //!    first. Where neither row has a module path, the name alone pairs them
 //!    only when exactly one row of that name is left on each side.
 //!    These are [`Comparison::shape_changed`].
-//! 3. Everything else is **new** (candidate only) or **missing** (baseline
+//! 3. **Renamed kernels** of a trace without CPU ops (its rows are its
+//!    kernel names): a left-over kernel row on each side, the only one
+//!    there with its launch count, are one row compared across the rename,
+//!    so the rename is a kernel-selection change (`matching.rs`).
+//! 4. Everything else is **new** (candidate only) or **missing** (baseline
 //!    only). Nothing is dropped.
-//! 4. Besides, **op totals** sum every shape of an op name at one call site
+//! 5. Besides, **op totals** sum every shape of an op name at one call site
 //!    ([`Comparison::op_totals`], `totals.rs`), per step when both sides
 //!    have steps: an op whose shapes change from step to step has no shape
 //!    in common between two runs, but its total is comparable.
@@ -71,6 +75,8 @@
 //! derives cross-platform ratios from the hardware and `learned.rs` holds
 //! those learned from history; `kernels.rs` diffs kernel sequences;
 //! `graph.rs` folds changes inside graphs and reads coverage;
+//! `kernel_parts.rs` compares the kernels of rows whose calls launch
+//! different kernels, each over its own launches;
 //! `phases.rs` compares prefill with prefill and decode with decode;
 //! `notes.rs` writes the remarks and the nothing-to-compare reason. This
 //! file puts them together.
@@ -81,6 +87,7 @@
 
 mod expected;
 mod graph;
+mod kernel_parts;
 mod kernels;
 mod learned;
 mod matching;
@@ -101,11 +108,12 @@ pub use kernels::kernel_diff;
 pub use learned::{LearnedRatio, LearnedRatios, TotalKey};
 pub use model::{
     CompareOptions, Comparison, DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, Expectation,
-    ExpectationBasis, ImpactBasis, OpComparison, OpSide, SamplesBasis, ShapeChange,
+    ExpectationBasis, ImpactBasis, KernelPart, OpComparison, OpSide, SamplesBasis, ShapeChange,
     TimelineComparison,
 };
 
 use graph::{coverage_of, fold_graph_changes};
+use kernel_parts::kernel_parts;
 use matching::match_rows;
 pub use phases::phase_metric;
 
@@ -181,7 +189,23 @@ pub fn compare(
         .matched
         .iter()
         .map(|(key, rows, cand)| context.compare_row(key, rows, cand))
+        .chain(
+            matching
+                .renamed
+                .iter()
+                .map(|(rows, cand)| context.compare_row(&cand.key(), rows, cand)),
+        )
         .collect();
+    let kernel_parts: Vec<KernelPart> = if cross_platform {
+        Vec::new()
+    } else {
+        matching
+            .matched
+            .iter()
+            .zip(&ops)
+            .flat_map(|((key, rows, cand), row)| kernel_parts(&context, key, rows, cand, row))
+            .collect()
+    };
     ops.sort_by(|a, b| {
         b.impact_percent
             .abs()
@@ -268,6 +292,7 @@ pub fn compare(
         ops,
         shape_changed,
         op_totals,
+        kernel_parts,
         new_ops,
         missing_ops,
         nothing_to_compare,

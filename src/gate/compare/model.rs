@@ -216,6 +216,18 @@ pub struct OpComparison {
     pub kernel_diff: Option<String>,
 }
 
+/// One kernel of a matched row whose calls launch different kernels,
+/// compared over that kernel's launches: a slowed kernel that only some of
+/// the row's calls launch barely moves the row's median call.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct KernelPart {
+    /// The kernel's name.
+    pub kernel: String,
+    /// The row's sides with the kernel's figures (count, times, its one
+    /// name for a kernel sequence), per-launch samples, ratio and impact.
+    pub comparison: OpComparison,
+}
+
 /// Rows with the same name and call site whose shapes changed.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ShapeChange {
@@ -299,6 +311,10 @@ pub struct Comparison {
     /// whose shapes change every step is judged here); largest absolute
     /// impact first. Not counted among the matched rows.
     pub op_totals: Vec<OpComparison>,
+    /// The kernels of matched rows whose calls launch different kernels
+    /// (`kernel_parts.rs`), each compared over its own launches; not
+    /// counted among the matched rows.
+    pub kernel_parts: Vec<KernelPart>,
     /// Rows only the candidate has, most time first.
     pub new_ops: Vec<OpSide>,
     /// Rows only the baseline has, most time first.

@@ -177,7 +177,8 @@ impl Context<'_> {
         OpComparison {
             baseline_sample_median_us: stats::median(&base_samples).unwrap_or(0.0),
             candidate_sample_median_us: stats::median(&cand_samples).unwrap_or(0.0),
-            kernel_diff: kernel_diff(&baseline.kernel_sequence, &candidate_side.kernel_sequence),
+            kernel_diff: kernel_diff(&baseline.kernel_sequence, &candidate_side.kernel_sequence)
+                .or_else(|| launched_kernels_diff(present.last().copied(), candidate)),
             estimate,
             samples_basis,
             noise: stats::max_relative_deviation(&run_medians),
@@ -188,6 +189,24 @@ impl Context<'_> {
             candidate: candidate_side,
         }
     }
+}
+
+/// For a row whose calls launch different kernels on both sides (each
+/// kernel's launches recorded): a diff of the names any call launches, in
+/// first-launch order, so a kernel only later calls launch is still a
+/// kernel-selection change (the kernel sequence is the earliest call's).
+fn launched_kernels_diff(baseline: Option<&OpSnapshot>, candidate: &OpSnapshot) -> Option<String> {
+    let names = |op: &OpSnapshot| -> Vec<String> {
+        op.kernel_samples_us
+            .iter()
+            .map(|k| k.name.clone())
+            .collect()
+    };
+    let baseline = baseline?;
+    if baseline.kernel_samples_us.is_empty() || candidate.kernel_samples_us.is_empty() {
+        return None;
+    }
+    kernel_diff(&names(baseline), &names(candidate))
 }
 
 /// The expectation a row carries for a learned ratio.

@@ -629,3 +629,81 @@ fn timeline_metrics_carry_their_step_to_step_spread() {
     let comparison = compare_one(&qwen, &qwen);
     assert!(comparison.timeline.iter().all(|m| m.step_spread.is_none()));
 }
+
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
+#[test]
+fn a_gpu_only_kernel_renamed_is_one_row_with_a_kernel_diff() {
+    let snapshot = corpus_snapshot("tracelens/mi210/gpu_only_trace.json.gz");
+    let mut candidate = snapshot.clone();
+    let row = &mut candidate.ops[0];
+    let old_name = row.name.clone();
+    row.name = format!("{old_name}_v2");
+    row.kernel_sequence = vec![row.name.clone()];
+    let comparison = compare_one(&snapshot, &candidate);
+    assert!(comparison.new_ops.is_empty() && comparison.missing_ops.is_empty());
+    let renamed = comparison
+        .ops
+        .iter()
+        .find(|op| op.baseline.key.name == old_name)
+        .expect("the renamed row is matched");
+    assert_eq!(renamed.candidate.key.name, format!("{old_name}_v2"));
+    assert!(renamed.kernel_diff.is_some());
+    assert_eq!(renamed.estimate.ratio, 1.0);
+}
+
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
+#[test]
+fn a_kernel_some_calls_of_a_row_launch_is_judged_on_its_own_launches() {
+    // AlexNet recorded no shapes: one `aten::cudnn_convolution` row holds
+    // calls running different kernels, so one kernel ×1.3 barely moves
+    // the row's median call.
+    let snapshot = corpus_snapshot("hta/alexnet_a100.json.gz");
+    let mut candidate = snapshot.clone();
+    let row = candidate
+        .ops
+        .iter_mut()
+        .find(|op| op.name == "aten::cudnn_convolution")
+        .expect("the convolution row");
+    let kernel = row
+        .kernel_samples_us
+        .iter_mut()
+        .find(|k| k.name.starts_with("cudnn_ampere_scudnn_128x64"))
+        .expect("its kernels' launches are kept: its calls launch different kernels");
+    let name = kernel.name.clone();
+    let added: f64 = 0.3 * kernel.total_us;
+    kernel.total_us *= 1.3;
+    kernel.samples_us.iter_mut().for_each(|us| *us *= 1.3);
+    row.direct.sum += added;
+    let comparison = compare_one(&snapshot, &candidate);
+    let part = comparison
+        .kernel_parts
+        .iter()
+        .find(|p| p.kernel == name)
+        .expect("a part for the kernel");
+    assert!((part.comparison.estimate.ratio - 1.3).abs() < 1e-9);
+    assert!(
+        comparison
+            .kernel_parts
+            .iter()
+            .all(|p| p.kernel == name || p.comparison.estimate.ratio == 1.0)
+    );
+    let verdict = crate::gate::judge::tests::verdict_of(&snapshot, &candidate);
+    let first = &verdict.groups[0];
+    assert_eq!(first.label, "aten::cudnn_convolution", "{verdict:#?}");
+    assert!(
+        verdict
+            .findings
+            .iter()
+            .any(|f| f.severity == crate::gate::verdict::Severity::Fail
+                && f.message
+                    .contains(&format!("its kernel {name} is 30.0% slower per launch"))),
+        "{:#?}",
+        verdict.findings
+    );
+}

@@ -1,5 +1,6 @@
 //! One workload's comparison walked rule by rule: kernel selection and the
-//! statistical tests per matched row, slowdowns spread over an op's shapes,
+//! statistical tests per matched row, the kernels of rows whose calls
+//! launch different kernels, slowdowns spread over an op's shapes,
 //! shape changes, new and missing ops, then the timeline, efficiency and
 //! budget rules.
 
@@ -17,8 +18,8 @@ use crate::analysis::hardware::Hardware;
 use crate::analysis::ops::stats::percent;
 use crate::gate::compare::{Comparison, OpComparison};
 use crate::gate::policy::Policy;
-use crate::gate::snapshot::Snapshot;
-use crate::gate::verdict::{Finding, FindingKind, FindingPriority};
+use crate::gate::snapshot::{OpKey, Snapshot};
+use crate::gate::verdict::{Finding, FindingKind, FindingPriority, Severity};
 
 /// Judges one workload.
 pub(super) fn judge_workload(
@@ -53,6 +54,8 @@ pub(super) fn judge_workload(
     // but each below the impact minimum, by op name, with their impacts.
     let mut risen_by_name: std::collections::BTreeMap<&str, Vec<(&OpComparison, f64)>> =
         std::collections::BTreeMap::new();
+    // Rows failing on their own: their kernel parts are not judged again.
+    let mut failing_rows: std::collections::BTreeSet<&OpKey> = std::collections::BTreeSet::new();
     for op in &comparison.ops {
         let side = &op.candidate;
         if policy.is_ignored(
@@ -105,6 +108,9 @@ pub(super) fn judge_workload(
                 if op.estimate.bounds().is_some() {
                     flagged.insert(side.key.name.as_str());
                 }
+                if judged.finding.severity == Severity::Fail {
+                    failing_rows.insert(&side.key);
+                }
                 pending.push(judged);
                 continue;
             }
@@ -127,6 +133,7 @@ pub(super) fn judge_workload(
                 .push(op);
         }
     }
+    kernel_part_findings(comparison, policy, &failing_rows, pending);
     for ((_, in_graph), rows) in selections {
         if in_graph {
             for op in rows {
@@ -271,6 +278,49 @@ pub(super) fn judge_workload(
     phase_findings(comparison, policy, findings);
     efficiency_findings(comparison, candidate, candidate_hardware, policy, findings);
     budget_findings(comparison, candidate, policy, findings);
+}
+
+/// Pending findings for the kernels of rows whose calls launch different
+/// kernels ([`Comparison::kernel_parts`]), each over its own launches, on
+/// one platform, for rows not already failing on their own: the finding
+/// is about the row, its message names the kernel.
+fn kernel_part_findings(
+    comparison: &Comparison,
+    policy: &Policy,
+    failing_rows: &std::collections::BTreeSet<&OpKey>,
+    pending: &mut Vec<Pending>,
+) {
+    let noise = &policy.noise;
+    for part in &comparison.kernel_parts {
+        let op = &part.comparison;
+        let side = &op.candidate;
+        if failing_rows.contains(&side.key) || ignored(policy, side) || is_communication(side) {
+            continue;
+        }
+        if op.baseline.time_us.max(side.time_us) < noise.min_time_for(comparison.baseline_total_us)
+        {
+            continue;
+        }
+        let threshold_percent = noise.threshold_percent(op.noise.map(|n| n * 100.0));
+        if let Some(mut judged) =
+            judge_same_platform(op, policy, &comparison.workload, threshold_percent)
+        {
+            let row = short_op(side);
+            let rest = judged
+                .finding
+                .message
+                .strip_prefix(row.as_str())
+                .unwrap_or(&judged.finding.message)
+                .to_string();
+            // Its samples are launches of the kernel, not calls of the row.
+            let rest = rest
+                .replace(" per call", " per launch")
+                .replace(" calls ", " launches ");
+            judged.finding.message = format!("{row}: its kernel {}{rest}", part.kernel);
+            judged.finding.metric = "median kernel time per launch".into();
+            pending.push(judged);
+        }
+    }
 }
 
 /// One kernel-selection finding for `rows` (one op's rows whose kernels

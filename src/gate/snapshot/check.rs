@@ -142,6 +142,18 @@ fn op_row(index: usize, op: &OpSnapshot) -> Result<(), String> {
         string(kernel)
             .map_err(|problem| at(format_args!("{place}.kernel_sequence[{i}]"), problem))?;
     }
+    length(op.kernel_samples_us.len(), MAX_KERNELS, "kernels")
+        .map_err(|problem| at(format_args!("{place}.kernel_samples_us"), problem))?;
+    for (k, kernel) in op.kernel_samples_us.iter().enumerate() {
+        let place = format!("{place}.kernel_samples_us[{k}]");
+        string(&kernel.name).map_err(|problem| at(format_args!("{place}.name"), problem))?;
+        time(kernel.total_us).map_err(|problem| at(format_args!("{place}.total_us"), problem))?;
+        length(kernel.samples_us.len(), MAX_SAMPLES, "samples")
+            .map_err(|problem| at(format_args!("{place}.samples_us"), problem))?;
+        for (i, &sample) in kernel.samples_us.iter().enumerate() {
+            time(sample).map_err(|problem| at(format_args!("{place}.samples_us[{i}]"), problem))?;
+        }
+    }
     if let Some(model) = &op.model {
         string(&model.family)
             .map_err(|problem| at(format_args!("{place}.model.family"), problem))?;

@@ -22,8 +22,13 @@ pub const SNAPSHOT_FORMAT: &str = "tracegate-snapshot";
 /// uses: 1.1 added graph rows ([`OpSnapshot::graph`]) and
 /// [`Snapshot::coverage`], so a snapshot without them is still 1.0; 1.2
 /// added the inference phases ([`Snapshot::inference_steps`],
-/// [`Snapshot::phase_ops`]).
-pub const SNAPSHOT_VERSION: SnapshotVersion = SnapshotVersion { major: 1, minor: 2 };
+/// [`Snapshot::phase_ops`]); 1.3 the launches of each kernel of a row whose
+/// calls launch different kernels ([`OpSnapshot::kernel_samples_us`]).
+pub const SNAPSHOT_VERSION: SnapshotVersion = SnapshotVersion { major: 1, minor: 3 };
+
+/// The version of a snapshot that uses inference phases but no kernel
+/// samples.
+pub const SNAPSHOT_VERSION_1_2: SnapshotVersion = SnapshotVersion { major: 1, minor: 2 };
 
 /// The version of a snapshot that uses graph rows or coverage but no
 /// inference phases.
@@ -309,6 +314,32 @@ pub struct OpSnapshot {
     /// µs, in first-launch order, so that a slowdown names its kernel.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub kernel_us: Vec<(String, f64)>,
+    /// For a row outside graphs whose calls launch different kernels (1.3;
+    /// a trace without shapes puts every `aten::mm` in one row): each
+    /// kernel's launch durations, µs, by name in first-launch order, so a
+    /// kernel slowed in some of the calls is judged on its own launches
+    /// rather than on the row's median call.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "bounds::kernels"
+    )]
+    pub kernel_samples_us: Vec<KernelSamples>,
+}
+
+/// One kernel's launches in a row ([`OpSnapshot::kernel_samples_us`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KernelSamples {
+    /// Kernel name.
+    pub name: String,
+    /// Its launches in the row.
+    pub launches: u64,
+    /// Their total duration, µs.
+    pub total_us: f64,
+    /// Up to [`MAX_SAMPLES`](super::MAX_SAMPLES) launch durations, µs,
+    /// evenly spaced over the launches in the row's order.
+    #[serde(deserialize_with = "bounds::samples")]
+    pub samples_us: Vec<f64>,
 }
 
 impl OpSnapshot {

@@ -12,9 +12,9 @@ use super::bounds::{
     stored_stats, stored_string, stored_time,
 };
 use super::format::{
-    AnomalyCounts, Fingerprint, GpuCount, IdleCounts, InferenceStepSnapshot, OpKey, OpSnapshot,
-    PhaseOpsSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, SNAPSHOT_VERSION_1_0,
-    SNAPSHOT_VERSION_1_1, ShortKernelCounts, Snapshot, StepSnapshot,
+    AnomalyCounts, Fingerprint, GpuCount, IdleCounts, InferenceStepSnapshot, KernelSamples, OpKey,
+    OpSnapshot, PhaseOpsSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, SNAPSHOT_VERSION_1_0,
+    SNAPSHOT_VERSION_1_1, SNAPSHOT_VERSION_1_2, ShortKernelCounts, Snapshot, StepSnapshot,
 };
 use super::source::workload_name;
 use crate::analysis::comm::CommKernels;
@@ -80,8 +80,10 @@ impl Snapshot {
         }
         let coverage = (!coverage.is_complete()).then_some(coverage);
         let (inference_steps, phase_ops) = phase_rows(profile);
-        let version = if !inference_steps.is_empty() {
+        let version = if ops.iter().any(|op| !op.kernel_samples_us.is_empty()) {
             SNAPSHOT_VERSION
+        } else if !inference_steps.is_empty() {
+            SNAPSHOT_VERSION_1_2
         } else if coverage.is_some() || ops.iter().any(|op| op.graph.is_some()) {
             SNAPSHOT_VERSION_1_1
         } else {
@@ -187,6 +189,8 @@ fn op_rows(rows: &[UniqueArgs]) -> Vec<OpSnapshot> {
         samples: Vec<f64>,
         step_us: Vec<(u64, f64)>,
         merged: bool,
+        /// Every row merged into it, the first included.
+        parts: Vec<&'a UniqueArgs>,
     }
     let mut index: std::collections::HashMap<OpKey, usize> = std::collections::HashMap::new();
     let mut rows_out: Vec<Merged> = Vec::new();
@@ -211,6 +215,7 @@ fn op_rows(rows: &[UniqueArgs]) -> Vec<OpSnapshot> {
                 }
                 entry.step_us.sort_by_key(|(step, _)| *step);
                 entry.merged = true;
+                entry.parts.push(row);
             }
             None if rows_out.len() < MAX_OPS => {
                 rows_out.push(Merged {
@@ -219,6 +224,7 @@ fn op_rows(rows: &[UniqueArgs]) -> Vec<OpSnapshot> {
                     samples: row.samples_us.clone(),
                     step_us: row.step_us.clone(),
                     merged: false,
+                    parts: vec![row],
                 });
                 index.insert(key, rows_out.len() - 1);
             }
@@ -270,6 +276,10 @@ fn op_rows(rows: &[UniqueArgs]) -> Vec<OpSnapshot> {
                     Some(_) => kernel_totals(row),
                     None => Vec::new(),
                 },
+                kernel_samples_us: match row.graph {
+                    None if calls_differ(&entry.parts) => kernel_samples(&entry.parts),
+                    _ => Vec::new(),
+                },
             }
         })
         .collect()
@@ -305,6 +315,7 @@ fn kernel_rows(kernels: &[KernelSummary]) -> Vec<OpSnapshot> {
                     model: None,
                     graph: None,
                     kernel_us: Vec::new(),
+                    kernel_samples_us: Vec::new(),
                 },
                 vec![kernel],
             )),
@@ -344,4 +355,46 @@ fn kernel_totals(row: &UniqueArgs) -> Vec<(String, f64)> {
         }
     }
     totals
+}
+
+/// Whether a row's calls (over the rows merged into it) launch different
+/// kernels: some kernel is launched other than once per call for each time
+/// the earliest call's sequence holds it.
+fn calls_differ(rows: &[&UniqueArgs]) -> bool {
+    let calls: usize = rows.iter().map(|row| row.direct.count as usize).sum();
+    let sequence = &rows[0].kernel_sequence;
+    launches_by_name(rows).iter().any(|(name, launches)| {
+        launches.len() != calls * sequence.iter().filter(|k| *k == name).count()
+    })
+}
+
+/// Every launch of each kernel of the rows, by name in first-launch order
+/// (streams and rows merged).
+fn launches_by_name(rows: &[&UniqueArgs]) -> Vec<(String, Vec<f64>)> {
+    let mut kernels: Vec<(String, Vec<f64>)> = Vec::new();
+    for kernel in rows.iter().flat_map(|row| &row.kernels) {
+        match kernels.iter_mut().find(|(name, _)| *name == kernel.name) {
+            Some(entry) => entry.1.extend_from_slice(&kernel.launches_us),
+            None => kernels.push((kernel.name.clone(), kernel.launches_us.clone())),
+        }
+    }
+    kernels
+}
+
+/// Each kernel's launches in the rows as stored: at most [`MAX_KERNELS`]
+/// kernels and [`MAX_SAMPLES`] evenly spaced launches each.
+fn kernel_samples(rows: &[&UniqueArgs]) -> Vec<KernelSamples> {
+    launches_by_name(rows)
+        .into_iter()
+        .take(MAX_KERNELS)
+        .map(|(name, launches)| KernelSamples {
+            name: stored_string(&name),
+            launches: launches.len() as u64,
+            total_us: stored_time(launches.iter().sum()),
+            samples_us: spaced_sample(&launches, MAX_SAMPLES)
+                .into_iter()
+                .map(stored_time)
+                .collect(),
+        })
+        .collect()
 }

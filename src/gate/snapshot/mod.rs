@@ -53,9 +53,10 @@ pub use bounds::{
     MAX_STRING_BYTES, MAX_TIME_US,
 };
 pub use format::{
-    AnomalyCounts, Fingerprint, GpuCount, IdleCounts, InferenceStepSnapshot, OpKey, OpSnapshot,
-    PhaseOpsSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, SNAPSHOT_VERSION_1_0,
-    SNAPSHOT_VERSION_1_1, ShortKernelCounts, Snapshot, SnapshotVersion, StepSnapshot,
+    AnomalyCounts, Fingerprint, GpuCount, IdleCounts, InferenceStepSnapshot, KernelSamples, OpKey,
+    OpSnapshot, PhaseOpsSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, SNAPSHOT_VERSION_1_0,
+    SNAPSHOT_VERSION_1_1, SNAPSHOT_VERSION_1_2, ShortKernelCounts, Snapshot, SnapshotVersion,
+    StepSnapshot,
 };
 pub use from_profile::spaced_sample;
 pub use io::{SNIFF_BYTES, SnapshotError, is_snapshot};

@@ -156,6 +156,7 @@ pub(crate) fn tiny_snapshot() -> Snapshot {
             }),
             graph: None,
             kernel_us: Vec::new(),
+            kernel_samples_us: Vec::new(),
         }],
         short_kernels: ShortKernelCounts::default(),
         idle: IdleCounts::default(),
@@ -616,8 +617,8 @@ fn inference_phases_are_version_1_2_round_trip_and_are_bounded() {
     let tree = crate::trace::link::link(&trace);
     let profile = crate::analysis::analyse::analyse(&trace, &tree);
     let snapshot = Snapshot::from_profile(&profile, String::new(), 0);
-    assert_eq!(snapshot.version, SNAPSHOT_VERSION);
-    assert_eq!(SNAPSHOT_VERSION.to_string(), "1.2");
+    assert_eq!(snapshot.version, SNAPSHOT_VERSION_1_2);
+    assert_eq!(SNAPSHOT_VERSION.to_string(), "1.3");
     let phases: Vec<Phase> = snapshot.inference_steps.iter().map(|s| s.phase).collect();
     assert_eq!(
         phases,

@@ -56,6 +56,7 @@ fn op(name: String, sum: f64) -> OpSnapshot {
         model: None,
         graph: None,
         kernel_us: Vec::new(),
+        kernel_samples_us: Vec::new(),
     }
 }
 

@@ -15,11 +15,22 @@ fn small_cuda() -> PathBuf {
 }
 
 fn add(dir: &Path, commit: &str, branch: &str, time: &str) {
-    tracegate()
-        .args(["history", "add", "--dir"])
+    add_run(dir, &small_cuda(), commit, branch, Some(time));
+}
+
+/// `history add` of one trace as a run of `commit` on `branch` (at `time`,
+/// else now), outside GitHub Actions.
+fn add_run(dir: &Path, trace: &Path, commit: &str, branch: &str, time: Option<&str>) {
+    let mut command = tracegate();
+    command
+        .args(["history", "add", "--quiet", "--dir"])
         .arg(dir)
-        .args(["--commit", commit, "--branch", branch, "--time", time])
-        .arg(small_cuda())
+        .args(["--commit", commit, "--branch", branch]);
+    if let Some(time) = time {
+        command.args(["--time", time]);
+    }
+    command
+        .arg(trace)
         .env_remove("GITHUB_SHA")
         .assert()
         .success();
@@ -330,15 +341,13 @@ fn five_small_merges_pass_one_by_one_and_fail_as_drift_on_the_fifth() {
                 }
             }
         }
-        tracegate()
-            .args(["history", "add", "--quiet", "--dir"])
-            .arg(&history)
-            .args(["--commit", &format!("merge{merge}"), "--branch", "main"])
-            .args(["--time", &format!("2026-11-1{merge}T00:00:00Z")])
-            .arg(trace)
-            .env_remove("GITHUB_SHA")
-            .assert()
-            .success();
+        add_run(
+            &history,
+            trace,
+            &format!("merge{merge}"),
+            "main",
+            Some(&format!("2026-11-1{merge}T00:00:00Z")),
+        );
     }
 }
 
@@ -353,15 +362,13 @@ fn history_report_writes_the_dashboard_of_the_branch() {
         .enumerate()
     {
         let trace = scaled_example(&dir.path().join(format!("r{i}")), *factor);
-        tracegate()
-            .args(["history", "add", "--quiet", "--dir"])
-            .arg(&history)
-            .args(["--commit", &format!("c{i}"), "--branch", "main"])
-            .args(["--time", &format!("2026-11-1{i}T00:00:00Z")])
-            .arg(&trace)
-            .env_remove("GITHUB_SHA")
-            .assert()
-            .success();
+        add_run(
+            &history,
+            &trace,
+            &format!("c{i}"),
+            "main",
+            Some(&format!("2026-11-1{i}T00:00:00Z")),
+        );
     }
     add(&history, "pr1", "feature", "2026-11-19T00:00:00Z");
     let site = dir.path().join("site");
@@ -467,15 +474,13 @@ fn cross_platform_check_learns_ratios_from_the_history() {
                 None,
                 *factor,
             );
-            tracegate()
-                .args(["history", "add", "--quiet", "--dir"])
-                .arg(&history)
-                .args(["--commit", &format!("c{i}"), "--branch", "main"])
-                .args(["--time", &format!("2026-11-1{i}T00:00:00Z")])
-                .arg(&trace)
-                .env_remove("GITHUB_SHA")
-                .assert()
-                .success();
+            add_run(
+                &history,
+                &trace,
+                &format!("c{i}"),
+                "main",
+                Some(&format!("2026-11-1{i}T00:00:00Z")),
+            );
         }
     }
     let h100 = scaled_corpus(
@@ -549,14 +554,7 @@ fn a_convolution_named_per_vendor_is_judged_against_its_learned_ratio() {
                 None,
                 1.0,
             );
-            tracegate()
-                .args(["history", "add", "--quiet", "--dir"])
-                .arg(&history)
-                .args(["--commit", &format!("c{i}"), "--branch", "main"])
-                .arg(&copy)
-                .env_remove("GITHUB_SHA")
-                .assert()
-                .success();
+            add_run(&history, &copy, &format!("c{i}"), "main", None);
         }
     }
     let report = tracegate()

@@ -82,21 +82,25 @@ pub fn pair_window<'a>(
     entries: &'a [EntryMeta],
     query: &PairQuery,
 ) -> Vec<(&'a EntryMeta, &'a EntryMeta)> {
-    let on = |entry: &EntryMeta, hardware: &str| {
-        entry.workload == query.workload
-            && entry.branch.as_deref() == Some(query.branch)
-            && entry_hardware(entry) == hardware
-            && query
-                .exclude_commit
-                .is_none_or(|c| !same_commit(&entry.commit, c))
+    // Every run of the workload on one piece of hardware, oldest first.
+    let runs_on = |hardware: &str| {
+        let every_run = WindowQuery {
+            workload: query.workload,
+            hardware,
+            branch: query.branch,
+            exclude_commit: query.exclude_commit,
+            size: usize::MAX,
+        };
+        baseline_window(entries, &every_run)
     };
+    let baselines = runs_on(query.baseline_hardware);
     let mut pairs: Vec<(&EntryMeta, &EntryMeta)> = Vec::new();
-    // Entries are oldest first: the last match of a commit is its newest run.
-    for candidate in entries.iter().filter(|e| on(e, query.candidate_hardware)) {
-        let Some(baseline) = entries
+    // Oldest first: the last match of a commit is its newest run.
+    for candidate in runs_on(query.candidate_hardware) {
+        let Some(&baseline) = baselines
             .iter()
             .rev()
-            .find(|e| on(e, query.baseline_hardware) && same_commit(&e.commit, &candidate.commit))
+            .find(|e| same_commit(&e.commit, &candidate.commit))
         else {
             continue;
         };

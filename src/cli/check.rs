@@ -348,9 +348,12 @@ pub fn check(
             let snapshot = &candidate.snapshot;
             match history_gate::history_window(store, entries, &name, snapshot, policy, *commit)? {
                 Ok((window, note)) => {
+                    drift.extend(history_gate::drift_findings(
+                        store, entries, &window, &name, snapshot, policy, *commit,
+                    )?);
                     baseline_sides = window
                         .into_iter()
-                        .map(|snapshot| Side {
+                        .map(|(_, snapshot)| Side {
                             hardware: snapshot
                                 .fingerprint
                                 .catalog_hardware(&policy.hardware.catalog),
@@ -358,9 +361,6 @@ pub fn check(
                         })
                         .collect();
                     notes.push((name.clone(), note));
-                    drift.extend(history_gate::drift_findings(
-                        store, entries, &name, snapshot, policy, *commit,
-                    )?);
                 }
                 Err(reason) => {
                     no_baseline.insert(name.clone(), reason);

@@ -15,10 +15,13 @@ use tracegate::history::window::{self, PairQuery, WindowQuery};
 
 use super::Failure;
 
+/// One recorded run with its snapshot.
+pub(super) type Run = (EntryMeta, Snapshot);
+
 /// The baseline window of a candidate from the history (the policy's
 /// `history` section: the newest `window` runs of the same workload and
-/// hardware on `branch`, `commit` left out), with a note naming it; or,
-/// when no run matches, why not.
+/// hardware on `branch`, `commit` left out) with their snapshots, and a
+/// note naming it; or, when no run matches, why not.
 pub(super) fn history_window(
     store: &Store,
     entries: &[EntryMeta],
@@ -26,7 +29,7 @@ pub(super) fn history_window(
     candidate: &Snapshot,
     policy: &Policy,
     commit: Option<&str>,
-) -> Result<Result<(Vec<Snapshot>, String), String>, Failure> {
+) -> Result<Result<(Vec<Run>, String), String>, Failure> {
     let hardware = hardware_of(candidate);
     let query = window_query(name, &hardware, policy, commit, policy.history.window);
     let chosen = window::baseline_window(entries, &query);
@@ -43,12 +46,9 @@ pub(super) fn history_window(
             )
         }));
     };
-    let mut snapshots = Vec::new();
-    for entry in &chosen {
-        let snapshot = store
-            .load(entry)
-            .map_err(|e| Failure::input(e.to_string()))?;
-        snapshots.push(snapshot);
+    let mut runs = Vec::new();
+    for &entry in &chosen {
+        runs.push((entry.clone(), load(store, entry)?));
     }
     let note = format!(
         "baseline: {} run(s) of the history on `{}` ({} … {})",
@@ -57,7 +57,7 @@ pub(super) fn history_window(
         first.commit.chars().take(7).collect::<String>(),
         last.commit.chars().take(7).collect::<String>(),
     );
-    Ok(Ok((snapshots, note)))
+    Ok(Ok((runs, note)))
 }
 
 /// The drift rule over the history (the policy's `history.drift`): the
@@ -66,9 +66,11 @@ pub(super) fn history_window(
 /// hardware on `history.branch`; a fail finding per value that grew beyond
 /// the limit (an op's when its added time is at least the policy's
 /// `noise.min_impact_percent` of GPU time), naming every merge between.
+/// Snapshots already in `window` (the baseline window) are not read again.
 pub(super) fn drift_findings(
     store: &Store,
     entries: &[EntryMeta],
+    window: &[Run],
     name: &str,
     candidate: &Snapshot,
     policy: &Policy,
@@ -99,9 +101,10 @@ pub(super) fn drift_findings(
     if recent.len() == rule.merges {
         let mut loaded = Vec::with_capacity(recent.len());
         for entry in recent {
-            let snapshot = store
-                .load(entry)
-                .map_err(|e| Failure::input(e.to_string()))?;
+            let snapshot = match window.iter().find(|(e, _)| e.file == entry.file) {
+                Some((_, snapshot)) => snapshot.clone(),
+                None => load(store, entry)?,
+            };
             loaded.push((entry.clone(), snapshot));
         }
         let candidate_run = (candidate_entry, candidate.clone());
@@ -152,10 +155,9 @@ pub(super) fn learned_ratios(
         );
         return Ok((None, note));
     }
-    let load = |entry: &EntryMeta| store.load(entry).map_err(|e| Failure::input(e.to_string()));
     let mut pairs = Vec::with_capacity(chosen.len());
     for (b, c) in &chosen {
-        pairs.push((load(b)?, load(c)?));
+        pairs.push((load(store, b)?, load(store, c)?));
     }
     let note = format!(
         "history: the earlier comparisons are commits {} … {} on `{}`",
@@ -193,4 +195,9 @@ fn window_query<'a>(
         exclude_commit: commit,
         size,
     }
+}
+
+/// One run's snapshot from the store; an error is the user's input failing.
+fn load(store: &Store, entry: &EntryMeta) -> Result<Snapshot, Failure> {
+    store.load(entry).map_err(|e| Failure::input(e.to_string()))
 }

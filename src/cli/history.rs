@@ -45,8 +45,7 @@ pub(super) fn history_command(command: &HistoryCommand, width: u16) -> Result<u8
 }
 
 fn add(args: &HistoryAddArgs) -> Result<u8, Failure> {
-    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-    let origin = origin(args, &env)?;
+    let origin = origin(args, &history_store::env_value)?;
     let store = open(&args.dir)?;
     let options = args.hardware.options()?;
     let read = ReadOptions {

@@ -14,6 +14,7 @@ use tracegate::history::store::Store;
 use tracegate::history::window::{self, PairQuery, WindowQuery};
 
 use super::Failure;
+use super::history_store::load;
 
 /// One recorded run with its snapshot.
 pub(super) type Run = (EntryMeta, Snapshot);
@@ -195,9 +196,4 @@ fn window_query<'a>(
         exclude_commit: commit,
         size,
     }
-}
-
-/// One run's snapshot from the store; an error is the user's input failing.
-fn load(store: &Store, entry: &EntryMeta) -> Result<Snapshot, Failure> {
-    store.load(entry).map_err(|e| Failure::input(e.to_string()))
 }

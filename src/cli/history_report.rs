@@ -5,13 +5,13 @@
 use std::collections::BTreeMap;
 use std::fs;
 
+use tracegate::history::dashboard;
 use tracegate::history::entry::EntryMeta;
 use tracegate::history::report::{PairSeries, RunSeries, site_input};
 use tracegate::history::window::{self, PairQuery};
-use tracegate::history::{dashboard, store::Store};
 
 use super::args::HistoryReportArgs;
-use super::history_store::{self, open, store_failure};
+use super::history_store::{self, env_value, load, open, store_failure};
 use super::{Failure, emit};
 
 /// Writes the dashboard of the history at `args.dir` to `args.out`.
@@ -73,12 +73,11 @@ pub(super) fn report(args: &HistoryReportArgs) -> Result<u8, Failure> {
             });
         }
     }
-    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
     let repository = args.repository.clone().or_else(|| {
         Some(format!(
             "{}/{}",
-            env("GITHUB_SERVER_URL")?,
-            env("GITHUB_REPOSITORY")?
+            env_value("GITHUB_SERVER_URL")?,
+            env_value("GITHUB_REPOSITORY")?
         ))
     });
     let footer = format!(
@@ -114,8 +113,4 @@ pub(super) fn report(args: &HistoryReportArgs) -> Result<u8, Failure> {
         ),
     )
     .map(|()| 0)
-}
-
-fn load(store: &Store, entry: &EntryMeta) -> Result<tracegate::gate::snapshot::Snapshot, Failure> {
-    store.load(entry).map_err(store_failure)
 }

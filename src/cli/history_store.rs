@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use tracegate::gate::snapshot::Snapshot;
 use tracegate::history::entry::EntryMeta;
 use tracegate::history::store::{Scan, Store, StoreError};
 use tracegate::render::text::printable;
@@ -34,4 +35,15 @@ pub(super) fn warn(scan: &Scan) {
     for problem in scan.problems() {
         eprintln!("warning: {}", printable(&problem));
     }
+}
+
+/// One run's snapshot from the store.
+pub(super) fn load(store: &Store, entry: &EntryMeta) -> Result<Snapshot, Failure> {
+    store.load(entry).map_err(store_failure)
+}
+
+/// An environment variable that is set and not empty (GitHub Actions sets
+/// some to empty strings outside their events).
+pub(super) fn env_value(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
 }

@@ -317,7 +317,7 @@ fn check_command(args: &CheckArgs) -> Result<u8, Failure> {
     let commit = args
         .commit
         .clone()
-        .or_else(|| std::env::var("GITHUB_SHA").ok().filter(|v| !v.is_empty()));
+        .or_else(|| history_store::env_value("GITHUB_SHA"));
     let baseline = match &args.history {
         Some(dir) if args.baseline.is_empty() => check::Baseline::History {
             dir,

@@ -58,6 +58,14 @@ impl Catalog {
             if hardware.source.trim().is_empty() {
                 hardware.source = source_label.to_string();
             }
+            for link in [&mut hardware.link, &mut hardware.network]
+                .into_iter()
+                .flatten()
+            {
+                if link.source.trim().is_empty() {
+                    link.source = source_label.to_string();
+                }
+            }
         }
         Ok(catalog)
     }
@@ -174,6 +182,11 @@ impl Hardware {
                         "`achievable.hbm_tb_s` must be a positive number of TB/s, not {bandwidth}"
                     )));
                 }
+            }
+        }
+        for (key, link) in [("link", &self.link), ("network", &self.network)] {
+            if let Some(problem) = link.as_ref().and_then(|l| l.problem(key)) {
+                return Err(invalid(problem));
             }
         }
         for pattern in &self.match_names {

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::compute_spec::ComputeSpec;
+use super::link::Link;
 
 /// One GPU: bandwidth, memory and dense peak throughput per compute spec.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -37,6 +38,14 @@ pub struct Hardware {
     /// basis ([`Hardware::on_basis`], [`Hardware::pair_on_basis`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub achievable: Option<Achievable>,
+    /// The intra-node link to the other GPUs (NVLink, Infinity Fabric),
+    /// when the part has one of a known speed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<Link>,
+    /// The network port per GPU of the vendor's reference system, when it
+    /// fixes one (DGX: one 400 Gb/s ConnectX-7 per GPU).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<Link>,
 }
 
 /// Measured achievable peaks of one GPU (e.g. AMD's published

@@ -43,6 +43,8 @@ impl Hardware {
             peak_tflops: BTreeMap::new(),
             source: format!("inline spec `{}`", text.trim()),
             achievable: None,
+            link: None,
+            network: None,
         };
         apply_pairs(&mut hardware, &pairs, text)?;
         if hardware.hbm_tb_s <= 0.0 {

@@ -27,6 +27,14 @@
 //!     achievable:                    # optional: measured peaks
 //!       peak_tflops: {matrix_bf16: 708}
 //!       source: "vendor's measured max-achievable figures"
+//!     link:                          # optional: intra-node link to peers
+//!       name: NVLink 4
+//!       gb_s: 450                    # GB/s PER DIRECTION (900 bidirectional)
+//!       source: "NVIDIA H100 datasheet"
+//!     network:                       # optional: network port per GPU
+//!       name: ConnectX-7 NDR
+//!       gb_s: 50                     # 400 Gb/s = 50 GB/s per direction
+//!       source: "NVIDIA DGX H100 specifications"
 //! ```
 //!
 //! `peak_tflops` and `hbm_tb_s` are datasheet figures (dense, no sparsity)
@@ -52,6 +60,7 @@ mod detect;
 mod error;
 mod gpu;
 mod inline;
+mod link;
 mod resolve;
 #[cfg(test)]
 mod tests;
@@ -61,3 +70,4 @@ pub use compute_spec::ComputeSpec;
 pub use detect::{Detection, DeviceMatch};
 pub use error::HardwareError;
 pub use gpu::{Achievable, Hardware, PeakBasis};
+pub use link::Link;

@@ -653,3 +653,57 @@ fn achievable_figures_are_validated() {
         "{error}"
     );
 }
+
+#[test]
+fn links_are_per_direction_with_their_source() {
+    let catalog = builtin_catalog();
+    let link = |name: &str| catalog.by_name(name).and_then(|h| h.link.clone());
+    for (name, link_name, gb_s, cited) in [
+        ("H100 SXM", "NVLink 4", 450.0, "NVLink 900 GB/s"),
+        ("H200 SXM", "NVLink 4", 450.0, "NVLink 900 GB/s"),
+        ("B200", "NVLink 5", 900.0, "1.8 TB/s"),
+        ("A100 80GB", "NVLink 3", 300.0, "NVLink 600 GB/s"),
+        ("A100 40GB", "NVLink 3", 300.0, "NVLink 600 GB/s"),
+        ("MI300X", "Infinity Fabric (7 links)", 448.0, "128 GB/s"),
+        ("MI325X", "Infinity Fabric (7 links)", 448.0, "128 GB/s"),
+        ("MI355X", "Infinity Fabric (7 links)", 537.6, "153.6 GB/s"),
+        (
+            "MI250X",
+            "Infinity Fabric (8 links per module)",
+            200.0,
+            "100 GB/s",
+        ),
+    ] {
+        let link = link(name).unwrap_or_else(|| panic!("{name} has a link"));
+        assert_eq!(link.name, link_name, "{name}");
+        assert!(close(link.gb_s, gb_s), "{name}: {}", link.gb_s);
+        assert!(link.source.contains("https://"), "{name}: {}", link.source);
+        assert!(link.source.contains(cited), "{name}: {}", link.source);
+    }
+    // A PCIe card's link depends on a bridge: none is listed.
+    for name in ["H100 PCIe", "H200 NVL", "A100 80GB PCIe", "L40S", "MI210"] {
+        assert_eq!(link(name), None, "{name}");
+    }
+    for name in ["H100 SXM", "H200 SXM", "B200"] {
+        let network = catalog.by_name(name).and_then(|h| h.network.clone());
+        let network = network.unwrap_or_else(|| panic!("{name} has a network"));
+        assert!(close(network.gb_s, 50.0), "{name}: 400 Gb/s is 50 GB/s");
+        assert!(network.source.contains("400 Gb/s"), "{}", network.source);
+    }
+    assert_eq!(catalog.by_name("MI300X").unwrap().network, None);
+    let h100 = link("H100 SXM").unwrap();
+    assert!(close(h100.percent_of(225.0), 50.0));
+}
+
+#[test]
+fn links_are_validated_and_default_their_source() {
+    let yaml = "gpus:\n  - name: X\n    vendor: v\n    memory_gb: 1\n    hbm_tb_s: 1\n    link: {name: L, gb_s: 0}\n";
+    let error = Catalog::from_yaml(yaml, "f.yaml").unwrap_err().to_string();
+    assert!(error.contains("`link.gb_s` must be a positive"), "{error}");
+    let yaml = "gpus:\n  - name: X\n    vendor: v\n    memory_gb: 1\n    hbm_tb_s: 1\n    network: {name: ' ', gb_s: 5}\n";
+    let error = Catalog::from_yaml(yaml, "f.yaml").unwrap_err().to_string();
+    assert!(error.contains("`network.name` is blank"), "{error}");
+    let yaml = "gpus:\n  - name: X\n    vendor: v\n    memory_gb: 1\n    hbm_tb_s: 1\n    link: {name: L, gb_s: 100}\n";
+    let catalog = Catalog::from_yaml(yaml, "mine.yaml").unwrap();
+    assert_eq!(catalog.gpus[0].link.as_ref().unwrap().source, "mine.yaml");
+}

@@ -1,14 +1,17 @@
 //! One rank's side of a rank set, read from its loaded trace: which rank
-//! it is, and its communication kernels with what they recorded about
-//! their collective.
+//! it is, its communication kernels with what they recorded about their
+//! collective, and its context: the GPU it ran on and how much of its
+//! communication computation hid.
 
 use std::sync::LazyLock;
 
 use regex::Regex;
 
 use super::collective::{Collective, message_bytes};
-use super::{CommKernel, RankInput};
+use super::{CommKernel, CommTime, RankContext, RankInput};
 use crate::analysis::comm::CommKernels;
+use crate::analysis::hardware::{Catalog, Hardware};
+use crate::analysis::timeline::{Breakdown, Interval, bucket_of};
 use crate::trace::{Kind, Trace};
 
 /// `rank3`, `rank_3`, `rank-3`, `RANK3` in a file name.
@@ -73,5 +76,44 @@ pub fn rank_input(trace: &Trace, rank: u32, comm: &CommKernels) -> RankInput {
         rank,
         source: trace.source.clone(),
         kernels,
+    }
+}
+
+/// The rank's context for [`super::analyse_with`]: its GPU (`given`, else
+/// detected from `deviceProperties` in `catalog`) and its communication
+/// time split into the part under computation and the exposed part, over
+/// all of its GPU work (kernels, copies, memsets; linked to a launch or
+/// not), communication told by `comm` as in the timeline.
+pub fn rank_context(
+    trace: &Trace,
+    rank: u32,
+    comm: &CommKernels,
+    catalog: &Catalog,
+    given: Option<&Hardware>,
+) -> RankContext {
+    let hardware = given
+        .cloned()
+        .or_else(|| catalog.detect(&trace.metadata.devices).hardware().cloned());
+    let work = trace
+        .events
+        .iter()
+        .filter(|event| matches!(event.kind, Kind::Kernel | Kind::Memcpy | Kind::Memset))
+        .map(|event| {
+            let bucket = bucket_of(event.kind == Kind::Memcpy, trace.name(event), comm);
+            let interval = Interval {
+                start: event.ts,
+                end: event.end(),
+            };
+            (bucket, interval)
+        });
+    let breakdown = Breakdown::compute(work);
+    RankContext {
+        rank,
+        hardware,
+        comm_time: CommTime {
+            total_us: breakdown.total_comm_time,
+            overlapped_us: breakdown.total_comm_time - breakdown.exposed_comm_time,
+            exposed_us: breakdown.exposed_comm_time,
+        },
     }
 }

@@ -6,20 +6,26 @@
 //! ranks shows the skew in arrival, who waited for whom (the straggler
 //! table), and the bandwidth the collective reached once all ranks were in.
 //!
-//! `input` reads one rank's communication kernels from its trace,
-//! `collective` names their kind and message size, and [`analyse`] matches
-//! and measures them. Plain functions: the binary loads the files.
+//! `input` reads one rank's communication kernels from its trace (and, for
+//! [`RankContext`], its GPU and how much of its communication computation
+//! hid), `collective` names their kind and message size, and
+//! [`analyse_with`] matches and measures them, reading bus bandwidth
+//! against the GPUs' link (`link`). Plain functions: the binary loads the
+//! files.
 
 pub mod collective;
 pub mod input;
+pub mod link;
 #[cfg(test)]
 mod tests;
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
+use crate::analysis::hardware::Hardware;
 use collective::Collective;
+use link::LinkUsed;
 
 /// One rank's communication kernels.
 #[derive(Clone, Debug, PartialEq)]
@@ -122,6 +128,9 @@ pub struct CollectiveRow {
     /// Bus bandwidth, GB/s: algorithm bandwidth times the collective's
     /// factor for its group size ([`Collective::bus_factor`]).
     pub busbw_gbps: Option<f64>,
+    /// Bus bandwidth as a percentage of the link's per-direction peak
+    /// ([`RankSet::link`]); `None` when the GPU or its link is unknown.
+    pub busbw_link_pct: Option<f64>,
 }
 
 /// One rank's row of the straggler table.
@@ -137,6 +146,12 @@ pub struct StragglerRow {
     pub caused_wait_us: f64,
     /// Its own wait for later ranks, µs.
     pub waited_us: f64,
+    /// Instances it arrived first at (with some skew; the lowest of those
+    /// tied).
+    pub first: u64,
+    /// Its communication kernels' summed durations, µs (waits included,
+    /// unmatched kernels too).
+    pub comm_kernel_us: f64,
 }
 
 /// The rank set's report.
@@ -150,6 +165,8 @@ pub struct RankSet {
     pub stragglers: Vec<StragglerRow>,
     /// Communication kernels seen on one rank only (no peer to match).
     pub unmatched: u64,
+    /// The link bus bandwidth is read against, or why there is none.
+    pub link: LinkUsed,
     /// Every matched instance, by first arrival (not in the JSON report:
     /// a long job has millions of arrivals).
     #[serde(skip)]
@@ -165,6 +182,36 @@ pub struct RankSource {
     pub source: String,
     /// Communication kernels found in it.
     pub comm_kernels: u64,
+    /// The catalog's name for its GPU, when known.
+    pub hardware: Option<String>,
+    /// Its communication time, hidden and exposed, when its whole trace
+    /// was read ([`RankContext`]).
+    pub comm_time: Option<CommTime>,
+}
+
+/// What one rank's whole trace says beyond its communication kernels.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RankContext {
+    /// The rank.
+    pub rank: u32,
+    /// Its GPU: the catalog entry detected from `deviceProperties` (or
+    /// given), `None` when unknown.
+    pub hardware: Option<Hardware>,
+    /// Its communication time against its computation.
+    pub comm_time: CommTime,
+}
+
+/// One rank's communication time, split by whether computation ran at the
+/// same time (the timeline's comm and computation buckets,
+/// `analysis::timeline`), µs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CommTime {
+    /// Length of the union of its communication kernels.
+    pub total_us: f64,
+    /// The part of it under computation kernels.
+    pub overlapped_us: f64,
+    /// The part no computation hid (`total_us − overlapped_us`).
+    pub exposed_us: f64,
 }
 
 /// What identifies one collective call on every rank: its group, kind,
@@ -189,12 +236,23 @@ fn group_of(kernel: &CommKernel, streams: &mut Vec<Option<i64>>) -> String {
     format!("comm stream {index}")
 }
 
+/// Matches the ranks' collectives and measures them, with no more known of
+/// each rank than its communication kernels: [`analyse_with`] and no
+/// context.
+pub fn analyse(ranks: &[RankInput]) -> RankSet {
+    analyse_with(ranks, &[])
+}
+
 /// Matches the ranks' collectives and measures them. A collective is the
 /// same call on two ranks when it has the same process group (else
 /// communication stream, counted in order of first use on each rank), kind
 /// and `Seq` (when recorded), and the same position among that group's
-/// calls of that kind and `Seq` on each rank.
-pub fn analyse(ranks: &[RankInput]) -> RankSet {
+/// calls of that kind and `Seq` on each rank. Communication kernels with no
+/// process group (vLLM's and SGLang's custom all-reduce, symmetric memory)
+/// are thus matched by their order on the stream. `context` (one per rank,
+/// any order, may be empty) adds each rank's GPU and communication time and
+/// the link bus bandwidth is read against.
+pub fn analyse_with(ranks: &[RankInput], context: &[RankContext]) -> RankSet {
     let mut calls: BTreeMap<Key, Vec<(u32, &CommKernel)>> = BTreeMap::new();
     for input in ranks {
         let mut seen: BTreeMap<(String, Collective, Option<i64>), u64> = BTreeMap::new();
@@ -222,18 +280,37 @@ pub fn analyse(ranks: &[RankInput]) -> RankSet {
         instances.push(instance(group, collective, seq, &kernels));
     }
     instances.sort_by(|a, b| first_start(a).total_cmp(&first_start(b)));
+    let context_of = |rank: u32| context.iter().find(|c| c.rank == rank);
+    let link = link::choose(ranks.iter().map(|input| {
+        (
+            input.rank,
+            context_of(input.rank).and_then(|c| c.hardware.as_ref()),
+        )
+    }));
+    let mut collectives = collective_rows(&instances);
+    if let Some(peak) = &link.link {
+        for row in &mut collectives {
+            row.busbw_link_pct = row.busbw_gbps.map(|gbps| peak.percent_of(gbps));
+        }
+    }
     RankSet {
         ranks: ranks
             .iter()
-            .map(|input| RankSource {
-                rank: input.rank,
-                source: input.source.clone(),
-                comm_kernels: input.kernels.len() as u64,
+            .map(|input| {
+                let context = context_of(input.rank);
+                RankSource {
+                    rank: input.rank,
+                    source: input.source.clone(),
+                    comm_kernels: input.kernels.len() as u64,
+                    hardware: context.and_then(|c| c.hardware.as_ref().map(|h| h.name.clone())),
+                    comm_time: context.map(|c| c.comm_time),
+                }
             })
             .collect(),
-        collectives: collective_rows(&instances),
+        collectives,
         stragglers: straggler_rows(ranks, &instances),
         unmatched,
+        link,
         instances,
     }
 }
@@ -330,6 +407,7 @@ fn collective_rows(instances: &[Instance]) -> Vec<CollectiveRow> {
                 bytes,
                 algbw_gbps,
                 busbw_gbps: bytes.and(bus_bytes).and_then(gbps),
+                busbw_link_pct: None,
             }
         })
         .collect();
@@ -349,6 +427,8 @@ fn straggler_rows(ranks: &[RankInput], instances: &[Instance]) -> Vec<StragglerR
                 last: 0,
                 caused_wait_us: 0.0,
                 waited_us: 0.0,
+                first: 0,
+                comm_kernel_us: input.kernels.iter().map(|k| k.duration_us).sum(),
             };
             (input.rank, row)
         })
@@ -365,6 +445,18 @@ fn straggler_rows(ranks: &[RankInput], instances: &[Instance]) -> Vec<StragglerR
         if let Some(row) = instance.last.and_then(|rank| rows.get_mut(&rank)) {
             row.last += 1;
             row.caused_wait_us += caused;
+        }
+        let first = instance
+            .last
+            .and_then(|_| {
+                instance
+                    .arrivals
+                    .iter()
+                    .min_by(|a, b| a.start_us.total_cmp(&b.start_us))
+            })
+            .and_then(|arrival| rows.get_mut(&arrival.rank));
+        if let Some(row) = first {
+            row.first += 1;
         }
     }
     rows.into_values().collect()

@@ -184,3 +184,76 @@ fn bus_factors_and_message_sizes_follow_nccl_tests() {
     assert_eq!(message_bytes(None, None, "Float"), None);
     assert_eq!(message_bytes(Some(-1), None, "Float"), None);
 }
+
+fn context(rank: u32, gpu: Option<&str>) -> RankContext {
+    let catalog = crate::analysis::hardware::builtin_catalog();
+    RankContext {
+        rank,
+        hardware: gpu.map(|name| catalog.by_name(name).unwrap().clone()),
+        comm_time: CommTime::default(),
+    }
+}
+
+#[test]
+fn bus_bandwidth_is_a_percentage_of_the_link_when_every_gpu_is_known() {
+    let ranks = job(None, 0.0, true);
+    let h100: Vec<RankContext> = (0..4).map(|r| context(r, Some("H100 SXM"))).collect();
+    let set = analyse_with(&ranks, &h100);
+    let row = &set.collectives[0];
+    let busbw = row.busbw_gbps.unwrap();
+    let pct = row.busbw_link_pct.unwrap();
+    assert!((pct - busbw / 450.0 * 100.0).abs() < 1e-12, "{pct}");
+    assert_eq!(set.link.hardware.as_deref(), Some("H100 SXM"));
+    assert_eq!(set.link.link.as_ref().unwrap().name, "NVLink 4");
+    assert_eq!(set.link.network.as_ref().unwrap().gb_s, 50.0);
+    assert_eq!(
+        set.link.note,
+        "% of link: bus bandwidth over H100 SXM's NVLink 4 peak, 450 GB/s per direction"
+    );
+    assert_eq!(set.ranks[1].hardware.as_deref(), Some("H100 SXM"));
+
+    let mut partly = h100.clone();
+    partly[2] = context(2, None);
+    let set = analyse_with(&ranks, &partly);
+    assert_eq!(set.collectives[0].busbw_link_pct, None);
+    assert_eq!(
+        set.link.note,
+        "no link percentage: rank 2's GPU is not in the hardware catalog"
+    );
+    let set = analyse(&ranks);
+    assert_eq!(set.collectives[0].busbw_link_pct, None);
+    assert!(
+        set.link.note.contains("any rank's GPU"),
+        "{}",
+        set.link.note
+    );
+    assert_eq!(set.ranks[0].comm_time, None);
+
+    let mut mixed = h100.clone();
+    mixed[3] = context(3, Some("MI300X"));
+    let set = analyse_with(&ranks, &mixed);
+    assert_eq!(
+        set.link.note,
+        "no link percentage: the ranks ran on different GPUs (H100 SXM, MI300X)"
+    );
+    let pcie: Vec<RankContext> = (0..4).map(|r| context(r, Some("H100 PCIe"))).collect();
+    let set = analyse_with(&ranks, &pcie);
+    assert_eq!(set.link.hardware.as_deref(), Some("H100 PCIe"));
+    assert!(
+        set.link
+            .note
+            .contains("lists no intra-node link for H100 PCIe")
+    );
+}
+
+#[test]
+fn the_first_to_arrive_and_each_ranks_kernel_time_are_counted() {
+    let set = analyse(&job(Some(2), 50.0, true));
+    let firsts: Vec<u64> = set.stragglers.iter().map(|r| r.first).collect();
+    // Ranks 0, 1 and 3 arrive together; the lowest of them counts.
+    assert_eq!(firsts, [3, 0, 0, 0]);
+    let kernel_us: Vec<f64> = set.stragglers.iter().map(|r| r.comm_kernel_us).collect();
+    assert_eq!(kernel_us, [450.0, 450.0, 300.0, 450.0]);
+    let even = analyse(&job(None, 0.0, true));
+    assert!(even.stragglers.iter().all(|r| r.first == 0));
+}

@@ -467,8 +467,16 @@ pub(super) enum ColorChoice {
 pub(super) struct ReportArgs {
     /// The trace: Kineto JSON, plain or gzip-compressed (detected from the bytes).
     /// A directory is a rank set: its `*.json` and `*.json.gz` files are the
-    /// ranks of one job, and the report matches their collectives.
+    /// ranks of one job, and the report matches their collectives. So is a
+    /// glob (quoted: `'traces/*/rank*.json.gz'`; `**` crosses directories).
     pub(super) trace: PathBuf,
+
+    /// For a rank set: a regex with one capture group that gives each
+    /// trace's rank from its file name (`trace_(\d+)\.json`); only the
+    /// files whose names match are read. Default: `distributedInfo.rank`,
+    /// else the number after `rank` in the file name.
+    #[arg(long, value_name = "REGEX")]
+    pub(super) rank_regex: Option<String>,
 
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Terminal)]

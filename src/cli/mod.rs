@@ -12,6 +12,7 @@ mod history_gate;
 mod history_report;
 mod history_store;
 mod jobs;
+mod ranks;
 
 use args::*;
 
@@ -27,7 +28,6 @@ use indicatif::{ProgressBar, ProgressStyle};
 use tracegate::analysis::analyse::{self, AnalysisOptions};
 use tracegate::analysis::hardware::{self, Catalog};
 use tracegate::analysis::profile::Profile;
-use tracegate::analysis::ranks;
 use tracegate::echo;
 use tracegate::gate::judge::JudgeOptions;
 use tracegate::gate::policy::{self, Accept, Date, Pattern, Policy};
@@ -137,8 +137,8 @@ fn report_command(args: &ReportArgs) -> Result<(), Failure> {
             "--format csv writes several files: give --out-dir DIR",
         ));
     }
-    if args.trace.is_dir() {
-        return rank_set_report(args);
+    if ranks::is_rank_set(args) {
+        return ranks::report(args);
     }
     let options = AnalysisOptions {
         comm: args.comm.kernels()?,
@@ -183,72 +183,6 @@ fn report_command(args: &ReportArgs) -> Result<(), Failure> {
         }
     }
     Ok(())
-}
-
-/// `report DIR`: the traces in DIR (`*.json`, `*.json.gz`) as the ranks of
-/// one job, each rank from its `distributedInfo.rank` or a `rank<N>` in its
-/// file name.
-fn rank_set_report(args: &ReportArgs) -> Result<(), Failure> {
-    let dir = &args.trace;
-    if !matches!(args.format, Format::Terminal | Format::Json) {
-        return Err(Failure::input(
-            "a rank set (a directory of per-rank traces) is reported as --format terminal or json",
-        ));
-    }
-    if args.capture.is_some() {
-        return Err(Failure::input(
-            "--capture takes one trace's capture, not a rank set's",
-        ));
-    }
-    let comm = args.comm.kernels()?;
-    let mut paths: Vec<_> = fs::read_dir(dir)
-        .map_err(|e| Failure::input(format!("{}: cannot read: {e}", dir.display())))?
-        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
-        .filter(|path| {
-            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            path.is_file() && (name.ends_with(".json") || name.ends_with(".json.gz"))
-        })
-        .collect();
-    paths.sort();
-    if paths.is_empty() {
-        return Err(Failure::input(format!(
-            "{}: no traces (*.json, *.json.gz) in this directory",
-            dir.display()
-        )));
-    }
-    let mut inputs: Vec<ranks::RankInput> = Vec::new();
-    for path in &paths {
-        let trace = load_trace(path, args.quiet, &args.load.limits(), "report")?;
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        let rank = ranks::input::rank_of(&trace, name).ok_or_else(|| {
-            Failure::input(format!(
-                "{}: cannot tell its rank: no distributedInfo.rank and no rank<N> in the file name",
-                path.display()
-            ))
-        })?;
-        if let Some(other) = inputs.iter().find(|input| input.rank == rank) {
-            return Err(Failure::input(format!(
-                "{} and {} are both rank {rank}",
-                other.source,
-                path.display()
-            )));
-        }
-        inputs.push(ranks::input::rank_input(&trace, rank, &comm));
-    }
-    inputs.sort_by_key(|input| input.rank);
-    let set = ranks::analyse(&inputs);
-    let text = match args.format {
-        Format::Json => render::ranks::json(&set),
-        _ => render::ranks::terminal(
-            &set,
-            &dir.display().to_string(),
-            render::terminal::Style {
-                color: args.output.is_none() && color_enabled(args.color),
-                width: terminal_width(),
-            },
-        ),
-    };
-    emit(args.output.as_deref(), &text)
 }
 
 /// The built-in catalog, merged with the user's file when given.
@@ -535,14 +469,7 @@ fn terminal_width() -> u16 {
 }
 
 fn write_csvs(dir: &Path, profile: &Profile) -> Result<(), Failure> {
-    fs::create_dir_all(dir)
-        .map_err(|e| Failure::input(format!("{}: cannot create directory: {e}", dir.display())))?;
-    for (name, contents) in render::csv::render_all(profile) {
-        let path = dir.join(name);
-        fs::write(&path, contents)
-            .map_err(|e| Failure::input(format!("{}: cannot write: {e}", path.display())))?;
-    }
-    Ok(())
+    ranks::write_files(dir, render::csv::render_all(profile))
 }
 
 /// Creates the directories `path` is to be written in.

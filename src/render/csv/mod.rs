@@ -5,6 +5,7 @@
 
 mod cells;
 pub mod perf;
+pub mod ranks;
 mod tables;
 
 use crate::analysis::profile::Profile;

@@ -1,0 +1,262 @@
+//! `report DIR|GLOB`: a rank set's traces found (a directory's `*.json` and
+//! `*.json.gz`, or the files a glob matches), each rank told (from
+//! `distributedInfo.rank` or the file name, or by `--rank-regex`), each
+//! trace read into its communication kernels and context, and the set's
+//! report written (terminal, JSON, Markdown, or TraceLens-compatible CSVs).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use globset::GlobBuilder;
+use regex::Regex;
+
+use super::args::{Format, ReportArgs};
+use super::{Failure, color_enabled, emit, load_trace, terminal_width};
+use tracegate::analysis::ranks::{self, RankContext, RankInput};
+use tracegate::render;
+
+/// The longest glob accepted, in characters (globset compiles it to a
+/// regex, and panics on one it cannot build).
+const MAX_GLOB_CHARS: usize = 1000;
+
+/// How many directory levels a glob with `**` is followed down.
+const MAX_GLOB_DEPTH: usize = 16;
+
+/// Whether `report` reads `path` as a rank set: a directory, a glob that
+/// names no existing file, or any input when `--rank-regex` is given.
+pub(super) fn is_rank_set(args: &ReportArgs) -> bool {
+    args.trace.is_dir() || args.rank_regex.is_some() || is_glob(&args.trace)
+}
+
+fn is_glob(path: &Path) -> bool {
+    !path.exists() && path.to_string_lossy().contains(['*', '?', '['])
+}
+
+/// `report DIR|GLOB`: the traces as the ranks of one job.
+pub(super) fn report(args: &ReportArgs) -> Result<(), Failure> {
+    if args.capture.is_some() {
+        return Err(Failure::input(
+            "--capture takes one trace's capture, not a rank set's",
+        ));
+    }
+    let rank_regex = args.rank_regex.as_deref().map(rank_regex).transpose()?;
+    let label = args.trace.display().to_string();
+    let paths = if args.trace.is_dir() {
+        directory_traces(&args.trace)?
+    } else if is_glob(&args.trace) {
+        glob_traces(&label)?
+    } else {
+        return Err(Failure::input(format!(
+            "{label}: --rank-regex reads a rank set: give a directory or a glob, not one trace"
+        )));
+    };
+    let paths: Vec<PathBuf> = match &rank_regex {
+        Some(regex) => paths
+            .into_iter()
+            .filter(|path| regex.is_match(file_name(path)))
+            .collect(),
+        None => paths,
+    };
+    if paths.is_empty() {
+        let what = match (&rank_regex, args.trace.is_dir()) {
+            (Some(regex), _) => format!("no trace's file name matches --rank-regex `{regex}`"),
+            (None, true) => "no traces (*.json, *.json.gz) in this directory".to_string(),
+            (None, false) => "no traces match this glob".to_string(),
+        };
+        return Err(Failure::input(format!("{label}: {what}")));
+    }
+    let options = args.hardware.options()?;
+    let comm = args.comm.kernels()?;
+    let mut inputs: Vec<RankInput> = Vec::new();
+    let mut contexts: Vec<RankContext> = Vec::new();
+    for path in &paths {
+        let trace = load_trace(path, args.quiet, &args.load.limits(), "report")?;
+        let rank = match &rank_regex {
+            Some(regex) => rank_by_regex(regex, path)?,
+            None => ranks::input::rank_of(&trace, file_name(path)).ok_or_else(|| {
+                Failure::input(format!(
+                    "{}: cannot tell its rank: no distributedInfo.rank and no rank<N> in the file name (give --rank-regex)",
+                    path.display()
+                ))
+            })?,
+        };
+        if let Some(other) = inputs.iter().find(|input| input.rank == rank) {
+            return Err(Failure::input(format!(
+                "{} and {} are both rank {rank}",
+                other.source,
+                path.display()
+            )));
+        }
+        inputs.push(ranks::input::rank_input(&trace, rank, &comm));
+        contexts.push(ranks::input::rank_context(
+            &trace,
+            rank,
+            &comm,
+            &options.catalog,
+            options.hardware.as_ref(),
+        ));
+    }
+    inputs.sort_by_key(|input| input.rank);
+    let set = ranks::analyse_with(&inputs, &contexts);
+    let text = match args.format {
+        Format::Csv => {
+            let dir = args.out_dir.as_deref().expect("report checks --out-dir");
+            return write_files(dir, render::csv::ranks::render_all(&set));
+        }
+        Format::Json => render::ranks::json(&set),
+        Format::Markdown => render::ranks::markdown(&set, &label),
+        Format::Terminal => render::ranks::terminal(
+            &set,
+            &label,
+            render::terminal::Style {
+                color: args.output.is_none() && color_enabled(args.color),
+                width: terminal_width(),
+            },
+        ),
+    };
+    emit(args.output.as_deref(), &text)
+}
+
+fn file_name(path: &Path) -> &str {
+    path.file_name().and_then(|n| n.to_str()).unwrap_or("")
+}
+
+/// A directory's `*.json` and `*.json.gz` files, sorted.
+fn directory_traces(dir: &Path) -> Result<Vec<PathBuf>, Failure> {
+    let mut paths: Vec<PathBuf> = fs::read_dir(dir)
+        .map_err(|e| Failure::input(format!("{}: cannot read: {e}", dir.display())))?
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .filter(|path| {
+            let name = file_name(path);
+            path.is_file() && (name.ends_with(".json") || name.ends_with(".json.gz"))
+        })
+        .collect();
+    paths.sort();
+    Ok(paths)
+}
+
+/// The files a glob matches, sorted: `*` and `?` stay within one path
+/// component, `**` crosses them. The walk starts at the glob's longest
+/// prefix of plain components and does not follow symbolic links to
+/// directories.
+fn glob_traces(pattern: &str) -> Result<Vec<PathBuf>, Failure> {
+    if pattern.chars().count() > MAX_GLOB_CHARS {
+        return Err(Failure::input(format!(
+            "the glob is longer than {MAX_GLOB_CHARS} characters"
+        )));
+    }
+    let matcher = GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()
+        .map_err(|e| Failure::input(format!("{pattern}: not a valid glob: {}", e.kind())))?
+        .compile_matcher();
+    let components: Vec<&str> = pattern.split('/').collect();
+    let plain = components
+        .iter()
+        .take_while(|c| !c.contains(['*', '?', '[', '{']))
+        .count()
+        .min(components.len() - 1);
+    let base = match components[..plain].join("/") {
+        prefix if prefix.is_empty() && pattern.starts_with('/') => "/".to_string(),
+        prefix if prefix.is_empty() => ".".to_string(),
+        prefix => prefix,
+    };
+    let depth = if pattern.contains("**") {
+        MAX_GLOB_DEPTH
+    } else {
+        components.len() - plain
+    };
+    let mut found = Vec::new();
+    walk(Path::new(&base), plain == 0, depth, &mut |path| {
+        if matcher.is_match(path) {
+            found.push(path.to_path_buf());
+        }
+    });
+    found.sort();
+    Ok(found)
+}
+
+/// Calls `visit` with every file under `dir`, at most `depth` levels down;
+/// `strip` leaves out the `./` a relative glob's paths do not have.
+fn walk(dir: &Path, strip: bool, depth: usize, visit: &mut dyn FnMut(&Path)) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let path = match path.strip_prefix(".") {
+            Ok(relative) if strip => relative.to_path_buf(),
+            _ => path,
+        };
+        match entry.file_type() {
+            Ok(kind) if kind.is_dir() => {
+                if depth > 1 {
+                    walk(&path, false, depth - 1, visit);
+                }
+            }
+            Ok(_) if path.is_file() => visit(&path),
+            _ => {}
+        }
+    }
+}
+
+/// `--rank-regex`: a regex with one capture group (or a group named
+/// `rank`) that holds the rank's digits.
+fn rank_regex(text: &str) -> Result<Regex, Failure> {
+    let regex = Regex::new(text).map_err(|e| {
+        let reason = e.to_string();
+        let reason = reason
+            .lines()
+            .rev()
+            .find(|line| !line.trim().is_empty())
+            .unwrap_or("")
+            .trim()
+            .trim_start_matches("error: ")
+            .to_string();
+        Failure::input(format!(
+            "--rank-regex `{text}`: not a valid regex: {reason}"
+        ))
+    })?;
+    let groups = regex.captures_len() - 1;
+    let named = regex.capture_names().flatten().any(|name| name == "rank");
+    if groups == 0 {
+        return Err(Failure::input(format!(
+            "--rank-regex `{text}` has no capture group: put the rank's digits in one, as in `rank(\\d+)`"
+        )));
+    }
+    if groups > 1 && !named {
+        return Err(Failure::input(format!(
+            "--rank-regex `{text}` has {groups} capture groups: keep one, or name the rank's `(?P<rank>\\d+)`"
+        )));
+    }
+    Ok(regex)
+}
+
+/// The rank `regex` reads from `path`'s file name (the caller kept only
+/// names it matches).
+fn rank_by_regex(regex: &Regex, path: &Path) -> Result<u32, Failure> {
+    let name = file_name(path);
+    let captures = regex.captures(name);
+    let digits = captures
+        .as_ref()
+        .and_then(|c| c.name("rank").or_else(|| c.get(1)))
+        .map_or("", |m| m.as_str());
+    digits.parse().map_err(|_| {
+        Failure::input(format!(
+            "{}: --rank-regex's group matched `{digits}`, not a rank number",
+            path.display()
+        ))
+    })
+}
+
+/// Writes `files` into `dir`, creating it.
+pub(super) fn write_files(dir: &Path, files: Vec<(&'static str, String)>) -> Result<(), Failure> {
+    fs::create_dir_all(dir)
+        .map_err(|e| Failure::input(format!("{}: cannot create directory: {e}", dir.display())))?;
+    for (name, contents) in files {
+        let path = dir.join(name);
+        fs::write(&path, contents)
+            .map_err(|e| Failure::input(format!("{}: cannot write: {e}", path.display())))?;
+    }
+    Ok(())
+}

@@ -351,7 +351,7 @@ fn unknown_gpus_get_no_link_percentage_and_say_so() {
     assert_eq!(ranks["collectives"][0]["busbw_link_pct"], Value::Null);
     assert_eq!(
         ranks["link"]["note"],
-        "no link percentage: any rank's GPU is not in the hardware catalog"
+        "no link percentage: no rank's GPU is in the hardware catalog"
     );
     let output = tracegate()
         .args(["report", "--color", "never"])
@@ -540,4 +540,28 @@ fn rank_set_inputs_fail_in_one_line() {
         &path,
         "are both rank 1",
     );
+}
+
+#[test]
+fn a_glob_names_traces_across_directories() {
+    let dir = tempfile::tempdir().unwrap();
+    for (rank, sub) in [(0, "node0"), (1, "node0"), (2, "node1"), (3, "node1/late")] {
+        let node = dir.path().join(sub);
+        fs::create_dir_all(&node).unwrap();
+        write_rank(&node, rank, rank == 2, 50.0);
+    }
+    let count = |glob: String| {
+        let output = tracegate()
+            .args(["report", "--format", "json"])
+            .arg(glob)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+        report["ranks"]["ranks"].as_array().unwrap().len()
+    };
+    let root = dir.path().display();
+    assert_eq!(count(format!("{root}/*/*.json")), 3);
+    assert_eq!(count(format!("{root}/**/*.json")), 4);
+    assert_eq!(count(format!("{root}/node0/worker?.json")), 2);
 }

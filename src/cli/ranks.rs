@@ -189,12 +189,8 @@ fn walk(dir: &Path, strip: bool, depth: usize, visit: &mut dyn FnMut(&Path)) {
             _ => path,
         };
         match entry.file_type() {
-            Ok(kind) if kind.is_dir() => {
-                if depth > 1 {
-                    walk(&path, false, depth - 1, visit);
-                }
-            }
-            Ok(_) if path.is_file() => visit(&path),
+            Ok(kind) if kind.is_dir() && depth > 1 => walk(&path, false, depth - 1, visit),
+            Ok(kind) if !kind.is_dir() && path.is_file() => visit(&path),
             _ => {}
         }
     }

@@ -146,7 +146,7 @@ impl Catalog {
         match entries.as_slice() {
             [] => Detection::Unknown { devices: matches },
             [only] if !named_unknown => Detection::Known {
-                hardware: self.gpus[*only].clone(),
+                hardware: Box::new(self.gpus[*only].clone()),
                 devices: matches,
             },
             _ => Detection::Mixed { devices: matches },
@@ -176,8 +176,9 @@ pub enum Detection {
     NoDevices,
     /// Every named device is this entry.
     Known {
-        /// The entry.
-        hardware: Hardware,
+        /// The entry (boxed: an entry is far larger than the other
+        /// variants).
+        hardware: Box<Hardware>,
         /// Each device name and how it matched.
         devices: Vec<DeviceMatch>,
     },
@@ -197,7 +198,7 @@ impl Detection {
     /// The detected entry, when there is exactly one.
     pub fn hardware(&self) -> Option<&Hardware> {
         match self {
-            Detection::Known { hardware, .. } => Some(hardware),
+            Detection::Known { hardware, .. } => Some(hardware.as_ref()),
             _ => None,
         }
     }

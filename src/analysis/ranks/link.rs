@@ -40,14 +40,15 @@ pub fn choose<'a>(ranks: impl IntoIterator<Item = (u32, Option<&'a Hardware>)>) 
         return none("no ranks".to_string());
     }
     if !unknown.is_empty() {
-        let which = if unknown.len() == ranks.len() {
-            "any rank's".to_string()
+        let note = if unknown.len() == ranks.len() {
+            "no link percentage: no rank's GPU is in the hardware catalog".to_string()
         } else {
-            format!("rank {}'s", unknown.join(", "))
+            format!(
+                "no link percentage: the GPU of rank {} is not in the hardware catalog",
+                unknown.join(", ")
+            )
         };
-        return none(format!(
-            "no link percentage: {which} GPU is not in the hardware catalog"
-        ));
+        return none(note);
     }
     let first = ranks[0].1.expect("every rank's GPU is known");
     let mut distinct: Vec<&str> = ranks

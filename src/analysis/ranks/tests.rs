@@ -218,12 +218,12 @@ fn bus_bandwidth_is_a_percentage_of_the_link_when_every_gpu_is_known() {
     assert_eq!(set.collectives[0].busbw_link_pct, None);
     assert_eq!(
         set.link.note,
-        "no link percentage: rank 2's GPU is not in the hardware catalog"
+        "no link percentage: the GPU of rank 2 is not in the hardware catalog"
     );
     let set = analyse(&ranks);
     assert_eq!(set.collectives[0].busbw_link_pct, None);
     assert!(
-        set.link.note.contains("any rank's GPU"),
+        set.link.note.contains("no rank's GPU is in"),
         "{}",
         set.link.note
     );

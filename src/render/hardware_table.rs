@@ -43,7 +43,7 @@ const SOURCE_COLUMN_WIDTH: u16 = 140;
 
 /// Renders the catalog: one row per GPU with memory, bandwidth, the dense
 /// fp32 (vector), tf32, bf16 and fp8 (matrix) peaks in TFLOP/s as the
-/// catalog lists them (`—` where the part has no such unit; lookups may
+/// catalog lists them, the intra-node link's GB/s per direction (`—` where the part has no such unit; lookups may
 /// still fall back, see [`Hardware::peak_tflops`]), and the source: a column
 /// on terminals at least 140 columns wide, else a list under the table.
 /// `width` is the terminal width in columns.
@@ -62,6 +62,7 @@ pub fn render(catalog: &Catalog, width: u16) -> String {
         "tf32",
         "bf16",
         "fp8",
+        "link GB/s",
     ];
     if source_column {
         header.push("source");
@@ -77,19 +78,24 @@ pub fn render(catalog: &Catalog, width: u16) -> String {
             peak(gpu, ComputeSpec::MatrixTf32),
             bf16(gpu),
             peak(gpu, ComputeSpec::MatrixFp8),
+            gpu.link
+                .as_ref()
+                .map_or_else(|| "—".to_string(), |link| number(link.gb_s, 1)),
         ];
         if source_column {
             row.push(printable(&gpu.source));
         }
         table.add_row(row);
     }
-    for index in 1..=6 {
+    for index in 1..=7 {
         if let Some(column) = table.column_mut(index) {
             column.set_cell_alignment(CellAlignment::Right);
         }
     }
     let mut out = format!(
-        "{table}\nDense peaks in TFLOP/s (no sparsity): fp32 vector; tf32, bf16, fp8 matrix.\n"
+        "{table}\nDense peaks in TFLOP/s (no sparsity): fp32 vector; tf32, bf16, fp8 matrix.\n\
+         link: intra-node link (NVLink, Infinity Fabric), GB/s per direction;\n\
+         its source is cited in the catalog (hardware/catalog.yaml).\n"
     );
     if !source_column {
         out.push_str("\nSources:\n");
@@ -121,7 +127,16 @@ mod tests {
             .lines()
             .find(|line| line.contains("H100 SXM"))
             .expect("an H100 SXM row");
-        for figure in ["80", "3.35", "67", "494.5", "989.5", "1979", "NVIDIA H100"] {
+        for figure in [
+            "80",
+            "3.35",
+            "67",
+            "494.5",
+            "989.5",
+            "1979",
+            "450",
+            "NVIDIA H100",
+        ] {
             assert!(h100.contains(figure), "{figure} in {h100}");
         }
         let v100 = text

@@ -166,6 +166,24 @@ fn collectives_are_named_from_kineto_and_from_kernels() {
     ] {
         assert_eq!(Collective::from_kernel(kernel), kind, "{kernel}");
     }
+    // Custom all-reduce kernels (vLLM, SGLang, aiter, quick all-reduce,
+    // symmetric memory) are communication and all-reduces.
+    for kernel in [
+        "void vllm::cross_device_reduce_2stage<c10::BFloat16, 8>",
+        "void sglang::cross_device_reduce_1stage<__nv_bfloat16, 4>",
+        "void aiter::cross_device_reduce_1stage_naive<__hip_bfloat16, 8>",
+        "void quickreduce::allreduce_prototype_twoshot<quickreduce::CodecFP, false>",
+        "vllm::all_reduce",
+        "symm_mem::multimem_all_reduce_",
+        "void c10d::symmetric_memory::multimem_all_reduce_kernel<__nv_bfloat16, 16>",
+    ] {
+        assert!(crate::analysis::comm::is_comm_kernel(kernel), "{kernel}");
+        assert_eq!(
+            Collective::from_kernel(kernel),
+            Collective::AllReduce,
+            "{kernel}"
+        );
+    }
 }
 
 #[test]

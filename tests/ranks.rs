@@ -72,14 +72,27 @@ fn write_rank_with(
     fs::write(dir.join(name), trace.to_string()).unwrap();
 }
 
-fn report_json(dir: &Path) -> Value {
+/// `tracegate report ARGS INPUT`'s standard output; it must succeed.
+fn run_report(args: &[&str], input: impl AsRef<std::ffi::OsStr>) -> String {
     let output = tracegate()
-        .args(["report", "--format", "json"])
-        .arg(dir)
+        .arg("report")
+        .args(args)
+        .arg(input)
+        .env("COLUMNS", "100")
         .output()
         .unwrap();
     assert!(output.status.success(), "{output:?}");
-    serde_json::from_slice(&output.stdout).unwrap()
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// `report --format json ARGS INPUT`, parsed.
+fn report_json_with(args: &[&str], input: impl AsRef<std::ffi::OsStr>) -> Value {
+    let args: Vec<&str> = ["--format", "json"].iter().chain(args).copied().collect();
+    serde_json::from_str(&run_report(&args, input)).unwrap()
+}
+
+fn report_json(dir: &Path) -> Value {
+    report_json_with(&[], dir)
 }
 
 #[test]
@@ -117,14 +130,7 @@ fn the_rank_delayed_before_each_all_reduce_is_the_straggler() {
         assert_eq!(row["waited_us"], waited, "{row}");
     }
 
-    let output = tracegate()
-        .args(["report", "--color", "never"])
-        .arg(dir.path())
-        .env("COLUMNS", "100")
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
-    let text = String::from_utf8(output.stdout).unwrap();
+    let text = run_report(&["--color", "never"], dir.path());
     for expected in [
         "(4 ranks)",
         "Collectives",
@@ -201,6 +207,18 @@ fn compute(ts: f64, dur: f64) -> Value {
     })
 }
 
+/// `report DIR --format csv` into a new directory.
+fn report_csvs(dir: &Path) -> tempfile::TempDir {
+    let out = tempfile::tempdir().unwrap();
+    tracegate()
+        .args(["report", "--format", "csv", "--out-dir"])
+        .arg(out.path())
+        .arg(dir)
+        .assert()
+        .success();
+    out
+}
+
 /// The CSV at `path` as its header and rows of cells (no quoted commas in
 /// these files).
 fn csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
@@ -237,13 +255,7 @@ fn the_csvs_name_the_straggler_and_read_bus_bandwidth_against_the_link() {
             Some("NVIDIA H100 80GB HBM3"),
         );
     }
-    let out = tempfile::tempdir().unwrap();
-    tracegate()
-        .args(["report", "--format", "csv", "--out-dir"])
-        .arg(out.path())
-        .arg(dir.path())
-        .assert()
-        .success();
+    let out = report_csvs(dir.path());
 
     let (header, rows) = csv(&out.path().join("coll_analysis.csv"));
     assert_eq!(
@@ -324,13 +336,7 @@ fn the_csvs_name_the_straggler_and_read_bus_bandwidth_against_the_link() {
     assert_eq!(link["link"]["gb_s"], 450.0);
     assert_eq!(link["network"]["gb_s"], 50.0);
 
-    let output = tracegate()
-        .args(["report", "--format", "markdown"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
-    let text = String::from_utf8(output.stdout).unwrap();
+    let text = run_report(&["--format", "markdown"], dir.path());
     for expected in [
         "## Collectives",
         "| all_reduce | 3 | 4 |",
@@ -353,12 +359,7 @@ fn unknown_gpus_get_no_link_percentage_and_say_so() {
         ranks["link"]["note"],
         "no link percentage: no rank's GPU is in the hardware catalog"
     );
-    let output = tracegate()
-        .args(["report", "--color", "never"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    let text = String::from_utf8(output.stdout).unwrap();
+    let text = run_report(&["--color", "never"], dir.path());
     assert!(text.contains("no link percentage"), "{text}");
 }
 
@@ -382,13 +383,7 @@ fn communication_under_a_compute_kernel_is_hidden_and_the_rest_exposed() {
         ranks[2]["comm_time"],
         json!({"total_us": 300.0, "overlapped_us": 0.0, "exposed_us": 300.0})
     );
-    let out = tempfile::tempdir().unwrap();
-    tracegate()
-        .args(["report", "--format", "csv", "--out-dir"])
-        .arg(out.path())
-        .arg(dir.path())
-        .assert()
-        .success();
+    let out = report_csvs(dir.path());
     let (header, rows) = csv(&out.path().join("straggler_summary.csv"));
     let rank0 = rows.iter().find(|r| r[0] == "0").unwrap();
     assert_eq!(cell(&header, rank0, "total_comm_time_us"), "450.0");
@@ -431,20 +426,8 @@ fn custom_all_reduce_kernels_match_by_their_order_and_ranks_come_from_a_regex() 
         write_custom_rank(&dir.path().join(format!("tp-{rank}.trace.json")), rank == 1);
     }
     fs::write(dir.path().join("notes.json"), "{}").unwrap();
-    let output = tracegate()
-        .args([
-            "report",
-            "--format",
-            "json",
-            "--rank-regex",
-            r"^tp-(\d+)\.trace",
-        ])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
-    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
-    let ranks = &report["ranks"];
+    let json = report_json_with(&["--rank-regex", r"^tp-(\d+)\.trace"], dir.path());
+    let ranks = &json["ranks"];
     assert_eq!(ranks["unmatched"], 0);
     let all_reduce = &ranks["collectives"][0];
     assert_eq!(all_reduce["collective"], "all_reduce");
@@ -460,14 +443,8 @@ fn custom_all_reduce_kernels_match_by_their_order_and_ranks_come_from_a_regex() 
     // The same files by a glob: their names carry no `rank<N>`, so without
     // --rank-regex the rank cannot be told.
     let glob = format!("{}/tp-*.trace.json", dir.path().display());
-    let output = tracegate()
-        .args(["report", "--format", "json", "--rank-regex", r"tp-(\d+)"])
-        .arg(&glob)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
-    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert_eq!(report["ranks"]["ranks"].as_array().unwrap().len(), 2);
+    let json = report_json_with(&["--rank-regex", r"tp-(\d+)"], &glob);
+    assert_eq!(json["ranks"]["ranks"].as_array().unwrap().len(), 2);
     tracegate()
         .args(["report"])
         .arg(&glob)
@@ -551,14 +528,8 @@ fn a_glob_names_traces_across_directories() {
         write_rank(&node, rank, rank == 2, 50.0);
     }
     let count = |glob: String| {
-        let output = tracegate()
-            .args(["report", "--format", "json"])
-            .arg(glob)
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "{output:?}");
-        let report: Value = serde_json::from_slice(&output.stdout).unwrap();
-        report["ranks"]["ranks"].as_array().unwrap().len()
+        let json = report_json_with(&[], glob);
+        json["ranks"]["ranks"].as_array().unwrap().len()
     };
     let root = dir.path().display();
     assert_eq!(count(format!("{root}/*/*.json")), 3);

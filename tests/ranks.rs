@@ -15,6 +15,12 @@ use crate::util::tracegate;
 /// others 100 µs plus their wait. Rank 2 records no `distributedInfo` (its
 /// file name says its rank).
 fn write_rank(dir: &Path, rank: u32, late: bool, delay: f64) {
+    write_rank_of(dir, 4, rank, late, delay, 1.0);
+}
+
+/// [`write_rank`] for a job of `world` ranks whose all-reduces take
+/// `scale` times as long (100 µs × `scale` once every rank is in).
+pub(crate) fn write_rank_of(dir: &Path, world: u32, rank: u32, late: bool, delay: f64, scale: f64) {
     let mut events = vec![json!({
         "ph": "X", "cat": "kernel", "name": "void at::native::vectorized_elementwise_kernel<4>",
         "pid": 0, "tid": 7, "ts": 10.0, "dur": 5.0,
@@ -23,9 +29,9 @@ fn write_rank(dir: &Path, rank: u32, late: bool, delay: f64) {
     for seq in 0..3u32 {
         let start = 1000.0 * f64::from(seq + 1);
         let (ts, dur) = if late {
-            (start + delay, 100.0)
+            (start + delay, 100.0 * scale)
         } else {
-            (start, 100.0 + delay)
+            (start, 100.0 * scale + delay)
         };
         events.push(json!({
             "ph": "X", "cat": "kernel",
@@ -34,10 +40,10 @@ fn write_rank(dir: &Path, rank: u32, late: bool, delay: f64) {
             "args": {
                 "External id": 100 + seq, "device": rank, "stream": 20, "correlation": 10 + seq,
                 "Collective name": "allreduce", "In msg nelems": 1048576,
-                "Out msg nelems": 1048576, "Group size": 4, "dtype": "BFloat16",
+                "Out msg nelems": 1048576, "Group size": world, "dtype": "BFloat16",
                 "In split size": "[]", "Out split size": "[]",
                 "Process Group Name": "0", "Process Group Description": "default_pg",
-                "Process Group Ranks": "[0, 1, 2, 3]"
+                "Process Group Ranks": format!("{:?}", (0..world).collect::<Vec<_>>())
             }
         }));
     }
@@ -45,7 +51,7 @@ fn write_rank(dir: &Path, rank: u32, late: bool, delay: f64) {
     let name = if rank == 2 {
         "trace_rank2.json".to_string()
     } else {
-        trace["distributedInfo"] = json!({"backend": "nccl", "rank": rank, "world_size": 4});
+        trace["distributedInfo"] = json!({"backend": "nccl", "rank": rank, "world_size": world});
         format!("worker{rank}.json")
     };
     fs::write(dir.join(name), trace.to_string()).unwrap();

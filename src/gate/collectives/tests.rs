@@ -1,0 +1,3 @@
+//! The rank-set rules on small hand-made rank sets.
+
+use super::*;

@@ -19,7 +19,8 @@ fn write_rank(dir: &Path, rank: u32, late: bool, delay: f64) {
 }
 
 /// [`write_rank`] for a job of `world` ranks whose all-reduces take
-/// `scale` times as long (100 µs × `scale` once every rank is in).
+/// `scale` times as long (100 µs × `scale` once every rank is in), each
+/// kernel with its launch.
 pub(crate) fn write_rank_of(dir: &Path, world: u32, rank: u32, late: bool, delay: f64, scale: f64) {
     let mut events = vec![json!({
         "ph": "X", "cat": "kernel", "name": "void at::native::vectorized_elementwise_kernel<4>",
@@ -47,6 +48,19 @@ pub(crate) fn write_rank_of(dir: &Path, world: u32, rank: u32, late: bool, delay
             }
         }));
     }
+    // Each kernel's launch, so the GPU timeline (busy and exposed
+    // communication time) counts it.
+    let launches: Vec<Value> = events
+        .iter()
+        .map(|kernel| {
+            json!({
+                "ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel",
+                "pid": 0, "tid": 1, "ts": kernel["ts"].as_f64().unwrap() - 5.0, "dur": 2.0,
+                "args": {"correlation": kernel["args"]["correlation"]}
+            })
+        })
+        .collect();
+    events.extend(launches);
     let mut trace = json!({ "schemaVersion": 1, "traceEvents": events });
     let name = if rank == 2 {
         "trace_rank2.json".to_string()

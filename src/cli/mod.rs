@@ -288,7 +288,9 @@ fn snapshot_command(args: &SnapshotArgs) -> Result<(), Failure> {
             jobs: args.jobs.jobs(),
             ranks: true,
         };
-        rank_check::rank_set(&args.trace, args.capture.as_deref(), &options, &read)?
+        let set = rank_check::rank_set(&args.trace, args.capture.as_deref(), &options, &read)?;
+        rank_check::writable(&set, &args.trace)?;
+        set
     } else {
         read::snapshot_of_trace(
             &args.trace,

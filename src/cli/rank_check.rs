@@ -53,6 +53,24 @@ pub fn rank_set(
     Ok(whole.with_ranks_of(merged))
 }
 
+/// `snapshot --ranks`: refuses a set whose snapshot would be more JSON than
+/// a snapshot may hold ([`snapshot::MAX_JSON_BYTES`]), which no reader
+/// would take; its per-rank snapshots merge in `check --ranks` instead.
+pub fn writable(set: &Snapshot, path: &Path) -> Result<(), Failure> {
+    let bytes = serde_json::to_vec(set).map_or(usize::MAX, |json| json.len());
+    if bytes <= snapshot::MAX_JSON_BYTES {
+        return Ok(());
+    }
+    Err(Failure::input(format!(
+        "{}: the snapshot of these {} ranks would hold {} MiB of JSON, more than a snapshot may \
+         ({} MiB): snapshot each rank's trace and give the per-rank snapshots to `check --ranks`",
+        path.display(),
+        set.ranks.len(),
+        bytes >> 20,
+        snapshot::MAX_JSON_BYTES >> 20
+    )))
+}
+
 /// The trace or snapshot files of a rank set: the directory's `*.json` and
 /// `*.json.gz`, by name, or the one file given.
 fn rank_files(path: &Path) -> Result<Vec<PathBuf>, Failure> {

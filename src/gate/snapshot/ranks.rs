@@ -235,3 +235,121 @@ pub fn missing_ranks(baseline: &[u32], candidate: &[u32]) -> Option<RankSetError
         parts.join("; ")
     )))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::ranks::collective::Collective;
+    use crate::gate::snapshot::tests::tiny_snapshot;
+
+    fn kernel(start_us: f64) -> CommKernel {
+        CommKernel {
+            start_us,
+            duration_us: 100.0,
+            stream: Some(20),
+            kernel: "ncclDevKernel_AllReduce_Sum_bf16_RING_LL".to_string(),
+            collective: Collective::AllReduce,
+            process_group: Some("0".to_string()),
+            seq: None,
+            bytes: Some(2 << 20),
+            dtype: Some("BFloat16".to_string()),
+            group_size: Some(2),
+        }
+    }
+
+    /// One rank's snapshot: the tiny snapshot with `ops_name` as its row and
+    /// two all-reduces recorded as `rank`.
+    fn rank_snapshot(rank: Option<u32>, ops_name: &str) -> Snapshot {
+        let mut snapshot = tiny_snapshot();
+        snapshot.ops[0].name = ops_name.to_string();
+        let part = RankSnapshot::of(
+            rank,
+            "trace.json",
+            &[kernel(1000.0), kernel(2000.0)],
+            &snapshot.timeline,
+        );
+        snapshot.with_rank(part)
+    }
+
+    #[test]
+    fn a_rank_without_communication_leaves_the_snapshot_as_it_was() {
+        let snapshot = tiny_snapshot();
+        let part = RankSnapshot::of(Some(0), "t.json", &[], &snapshot.timeline);
+        assert_eq!(snapshot.clone().with_rank(part), snapshot);
+        let with = rank_snapshot(Some(0), "aten::mm");
+        assert_eq!(with.version, SNAPSHOT_VERSION);
+        let read = Snapshot::from_json_bytes("x", &serde_json::to_vec(&with).unwrap()).unwrap();
+        assert_eq!(read, with);
+    }
+
+    #[test]
+    fn ranks_merge_in_rank_order_on_the_lowest_ranks_rows() {
+        let parts = vec![
+            (
+                "b.snapshot.json.gz".to_string(),
+                rank_snapshot(Some(3), "three"),
+            ),
+            (
+                "a.snapshot.json.gz".to_string(),
+                rank_snapshot(Some(1), "one"),
+            ),
+            ("rank2.json.gz".to_string(), rank_snapshot(None, "two")),
+        ];
+        let (merged, index) = Snapshot::merge_ranks(parts, "job").unwrap();
+        assert_eq!(index, 1);
+        assert_eq!(merged.workload, "job");
+        assert_eq!(merged.ops[0].name, "one");
+        assert_eq!(merged.rank_numbers(), vec![1, 2, 3]);
+        let inputs = merged.rank_inputs();
+        assert_eq!(inputs.len(), 3);
+        assert_eq!(inputs[1].rank, 2);
+        assert_eq!(inputs[1].kernels[1].start_us, 2000.0);
+        assert_eq!(inputs[1].kernels[1].collective, Collective::AllReduce);
+        // A merged set merges again with more ranks (a tree of merges).
+        let more = vec![
+            ("set".to_string(), merged),
+            ("rank0.json".to_string(), rank_snapshot(Some(0), "zero")),
+        ];
+        let (again, index) = Snapshot::merge_ranks(more, "job").unwrap();
+        assert_eq!((index, again.ops[0].name.as_str()), (1, "zero"));
+        assert_eq!(again.rank_numbers(), vec![0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn a_rank_twice_or_no_rank_is_an_error_naming_the_files() {
+        let twice = vec![
+            ("a.json".to_string(), rank_snapshot(Some(1), "x")),
+            ("b.json".to_string(), rank_snapshot(Some(1), "x")),
+        ];
+        assert_eq!(
+            Snapshot::merge_ranks(twice, "job").unwrap_err().to_string(),
+            "a.json and b.json are both rank 1"
+        );
+        let nameless = vec![("mystery.json".to_string(), rank_snapshot(None, "x"))];
+        assert!(
+            Snapshot::merge_ranks(nameless, "job")
+                .unwrap_err()
+                .to_string()
+                .starts_with("mystery.json: cannot tell its rank")
+        );
+        // No communication and no rank entry: distributedInfo.rank says.
+        let mut quiet = tiny_snapshot();
+        quiet.fingerprint.rank = Some(5);
+        let (merged, _) = Snapshot::merge_ranks(vec![("q.json".into(), quiet)], "job").unwrap();
+        assert_eq!(merged.rank_numbers(), vec![5]);
+        assert!(merged.ranks[0].kernels.is_empty());
+        assert!(Snapshot::merge_ranks(Vec::new(), "job").is_err());
+    }
+
+    #[test]
+    fn missing_ranks_are_named_for_each_side() {
+        assert_eq!(missing_ranks(&[0, 1, 2], &[0, 1, 2]), None);
+        assert_eq!(
+            missing_ranks(&[0, 1, 2, 3], &[0, 1, 4])
+                .unwrap()
+                .to_string(),
+            "the rank sets differ: the candidate lacks rank(s) 2, 3 of the baseline; \
+             the baseline lacks rank(s) 4 of the candidate"
+        );
+    }
+}

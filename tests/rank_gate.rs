@@ -3,19 +3,22 @@
 //! slower, with another rank straggling, and 64 per-rank snapshots merged.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 use crate::ranks::write_rank_of;
 use crate::util::tracegate;
 
-/// A 4-rank job in `dir`: rank `late` delayed 50 µs before each
-/// all-reduce, every all-reduce `scale` times as long.
-fn job(dir: &Path, late: u32, scale: f64) {
+/// A 4-rank job in a new directory `dir/name`: rank `late` delayed 50 µs
+/// before each all-reduce, every all-reduce `scale` times as long.
+fn job(dir: &Path, name: &str, late: u32, scale: f64) -> PathBuf {
+    let path = dir.join(name);
+    fs::create_dir(&path).unwrap();
     for rank in 0..4 {
-        write_rank_of(dir, 4, rank, rank == late, 50.0, scale);
+        write_rank_of(&path, 4, rank, rank == late, 50.0, scale);
     }
+    path
 }
 
 /// `check --ranks` of `baseline` against `candidate` into `out`: the exit
@@ -53,9 +56,7 @@ fn rules(report: &Value) -> Vec<String> {
 #[test]
 fn a_rank_set_against_itself_has_no_collective_findings() {
     let dir = tempfile::tempdir().unwrap();
-    let set = dir.path().join("job");
-    fs::create_dir(&set).unwrap();
-    job(&set, 2, 1.0);
+    let set = job(dir.path(), "job", 2, 1.0);
     let (code, text, report) = check(&set, &set, &dir.path().join("out"));
     assert_eq!(code, 0, "{text}");
     assert!(
@@ -67,11 +68,8 @@ fn a_rank_set_against_itself_has_no_collective_findings() {
 #[test]
 fn slower_all_reduces_fail_naming_the_collective_first() {
     let dir = tempfile::tempdir().unwrap();
-    let (base, slow) = (dir.path().join("base"), dir.path().join("slow"));
-    fs::create_dir(&base).unwrap();
-    fs::create_dir(&slow).unwrap();
-    job(&base, 2, 1.0);
-    job(&slow, 2, 1.3);
+    let base = job(dir.path(), "base", 2, 1.0);
+    let slow = job(dir.path(), "slow", 2, 1.3);
     let out = dir.path().join("out");
     let (code, text, report) = check(&base, &slow, &out);
     assert_eq!(code, 1, "{text}");
@@ -94,11 +92,8 @@ fn slower_all_reduces_fail_naming_the_collective_first() {
 #[test]
 fn another_rank_straggling_is_a_new_straggler() {
     let dir = tempfile::tempdir().unwrap();
-    let (base, other) = (dir.path().join("base"), dir.path().join("other"));
-    fs::create_dir(&base).unwrap();
-    fs::create_dir(&other).unwrap();
-    job(&base, 2, 1.0);
-    job(&other, 1, 1.0);
+    let base = job(dir.path(), "base", 2, 1.0);
+    let other = job(dir.path(), "other", 1, 1.0);
     let (_, text, report) = check(&base, &other, &dir.path().join("out"));
     let straggler = report["findings"]
         .as_array()
@@ -178,9 +173,7 @@ fn sixty_four_per_rank_snapshots_merge_as_the_set_snapshot() {
 #[test]
 fn a_rank_twice_or_a_rank_missing_is_a_one_line_error() {
     let dir = tempfile::tempdir().unwrap();
-    let set = dir.path().join("job");
-    fs::create_dir(&set).unwrap();
-    job(&set, 2, 1.0);
+    let set = job(dir.path(), "job", 2, 1.0);
     let partial = dir.path().join("partial");
     fs::create_dir(&partial).unwrap();
     for rank in [0, 1, 3] {

@@ -391,6 +391,7 @@ mod tests {
             run_url: None,
             time: None,
             inputs: vec!["t.json".into()],
+            ranks: false,
             quiet: true,
             jobs: JobsArgs { jobs: None },
             hardware: HardwareArgs {

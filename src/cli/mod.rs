@@ -204,21 +204,7 @@ fn rank_set_report(args: &ReportArgs) -> Result<(), Failure> {
         ));
     }
     let comm = args.comm.kernels()?;
-    let mut paths: Vec<_> = fs::read_dir(dir)
-        .map_err(|e| Failure::input(format!("{}: cannot read: {e}", dir.display())))?
-        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
-        .filter(|path| {
-            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            path.is_file() && (name.ends_with(".json") || name.ends_with(".json.gz"))
-        })
-        .collect();
-    paths.sort();
-    if paths.is_empty() {
-        return Err(Failure::input(format!(
-            "{}: no traces (*.json, *.json.gz) in this directory",
-            dir.display()
-        )));
-    }
+    let paths = rank_check::rank_files(dir)?;
     let mut inputs: Vec<ranks::RankInput> = Vec::new();
     for path in &paths {
         let trace = load_trace(path, args.quiet, &args.load.limits(), "report")?;

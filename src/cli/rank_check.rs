@@ -73,7 +73,7 @@ pub fn writable(set: &Snapshot, path: &Path) -> Result<(), Failure> {
 
 /// The trace or snapshot files of a rank set: the directory's `*.json` and
 /// `*.json.gz`, by name, or the one file given.
-fn rank_files(path: &Path) -> Result<Vec<PathBuf>, Failure> {
+pub(super) fn rank_files(path: &Path) -> Result<Vec<PathBuf>, Failure> {
     if !path.is_dir() {
         return Ok(vec![path.to_path_buf()]);
     }
@@ -88,7 +88,7 @@ fn rank_files(path: &Path) -> Result<Vec<PathBuf>, Failure> {
     files.sort();
     if files.is_empty() {
         return Err(Failure::input(format!(
-            "{}: no per-rank traces or snapshots (*.json, *.json.gz) in this directory",
+            "{}: no traces or snapshots (*.json, *.json.gz) in this directory",
             path.display()
         )));
     }

@@ -311,7 +311,7 @@ fn straggler_finding(
         micros(caused_us),
         micros(per_rank),
     );
-    let mut finding = Finding {
+    Some(Finding {
         op: Some(OpRef {
             name: format!("rank {rank}"),
             category: "communication".to_string(),
@@ -321,10 +321,25 @@ fn straggler_finding(
         candidate: Some(part * 100.0),
         unit: "%".to_string(),
         limit: Some(share * 100.0),
+        ..run_finding(STRAGGLER_RULE, workload, message, impact_percent, policy)
+    })
+}
+
+/// A finding of the whole run under `rule` (severity
+/// `communication.severity`, a relative limit), with its impact and the
+/// priority that follows.
+fn run_finding(
+    rule: &str,
+    workload: &str,
+    message: String,
+    impact_percent: f64,
+    policy: &Policy,
+) -> Finding {
+    let mut finding = Finding {
         impact_percent: Some(impact_percent),
         priority: FindingPriority::of_impact(impact_percent),
         ..Finding::new(
-            STRAGGLER_RULE,
+            rule,
             policy.communication.severity,
             FindingKind::Timeline,
             workload,
@@ -333,7 +348,7 @@ fn straggler_finding(
     };
     finding.statistics.per = Some(Per::Run);
     finding.statistics.limit_unit = Some("%".to_string());
-    Some(finding)
+    finding
 }
 
 /// The largest and the mean exposed communication time over a snapshot's
@@ -383,26 +398,15 @@ fn exposed_finding(
         micros(b_mean),
         micros(c_mean),
     );
-    let mut finding = Finding {
+    Some(Finding {
         metric: "exposed communication time (largest over ranks)".to_string(),
         baseline: Some(b_max),
         candidate: Some(c_max),
         unit: "µs".to_string(),
         delta_percent: Some(max_growth),
         limit: Some(limit),
-        impact_percent: Some(impact_percent),
-        priority: FindingPriority::of_impact(impact_percent),
-        ..Finding::new(
-            EXPOSED_RULE,
-            policy.communication.severity,
-            FindingKind::Timeline,
-            workload,
-            message,
-        )
-    };
-    finding.statistics.per = Some(Per::Run);
-    finding.statistics.limit_unit = Some("%".to_string());
-    Some(finding)
+        ..run_finding(EXPOSED_RULE, workload, message, impact_percent, policy)
+    })
 }
 
 /// A time in words: `850.0 µs`, `1.25 ms`, `2.10 s`.

@@ -203,3 +203,42 @@ fn a_rank_twice_or_a_rank_missing_is_a_one_line_error() {
     assert!(stderr.contains("are both rank 0"), "{stderr}");
     assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
 }
+
+#[test]
+fn history_add_records_a_rank_set_as_one_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = job(dir.path(), "job", 2, 1.0);
+    let history = dir.path().join("history");
+    let output = tracegate()
+        .args(["history", "add", "--ranks", "-q", "--commit", "abc1234"])
+        .args(["--branch", "main", "--dir"])
+        .arg(&history)
+        .arg(&set)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(text.starts_with("added job at abc1234"), "{text}");
+    // That run is the window of the same job with slower all-reduces.
+    let later = dir.path().join("later");
+    fs::create_dir(&later).unwrap();
+    let slow = job(&later, "job", 2, 1.3);
+    let output = tracegate()
+        .args([
+            "check", "--ranks", "--color", "never", "--commit", "def5678",
+        ])
+        .arg("--history")
+        .arg(&history)
+        .arg("--candidate")
+        .arg(&slow)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        text.contains("1 failing: all_reduce (pg 0) +30.0%"),
+        "{text}"
+    );
+    assert!(text.contains("1 run(s) of the history on `main`"), "{text}");
+}

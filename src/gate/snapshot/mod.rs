@@ -10,7 +10,9 @@
 //! deterministic sample of per-invocation kernel times, per-step totals, the
 //! kernel-name sequence and the perf model, plus short-kernel, idle and
 //! anomaly counts. Rows of graph-replayed work carry their place in the
-//! graph; each graph adds a whole-graph row (`analysis::graph`).
+//! graph; each graph adds a whole-graph row (`analysis::graph`). A trace
+//! with communication kernels keeps its rank's kernels and exposed
+//! communication; the snapshots of one job's ranks merge into one.
 //!
 //! # Versions
 //!

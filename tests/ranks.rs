@@ -31,6 +31,26 @@ fn write_rank_with(
     extra: &[Value],
     device: Option<&str>,
 ) {
+    write_rank_full(dir, 4, rank, (late, delay), 1.0, extra, device);
+}
+
+/// [`write_rank`] for a job of `world` ranks whose all-reduces take
+/// `scale` times as long (100 µs × `scale` once every rank is in).
+pub(crate) fn write_rank_of(dir: &Path, world: u32, rank: u32, late: bool, delay: f64, scale: f64) {
+    write_rank_full(dir, world, rank, (late, delay), scale, &[], None);
+}
+
+/// The rank's trace as [`write_rank_with`] and [`write_rank_of`] describe
+/// it, each of its kernels with its launch (`extra` events have none).
+fn write_rank_full(
+    dir: &Path,
+    world: u32,
+    rank: u32,
+    (late, delay): (bool, f64),
+    scale: f64,
+    extra: &[Value],
+    device: Option<&str>,
+) {
     let mut events = vec![json!({
         "ph": "X", "cat": "kernel", "name": "void at::native::vectorized_elementwise_kernel<4>",
         "pid": 0, "tid": 7, "ts": 10.0, "dur": 5.0,
@@ -39,9 +59,9 @@ fn write_rank_with(
     for seq in 0..3u32 {
         let start = 1000.0 * f64::from(seq + 1);
         let (ts, dur) = if late {
-            (start + delay, 100.0)
+            (start + delay, 100.0 * scale)
         } else {
-            (start, 100.0 + delay)
+            (start, 100.0 * scale + delay)
         };
         events.push(json!({
             "ph": "X", "cat": "kernel",
@@ -50,13 +70,26 @@ fn write_rank_with(
             "args": {
                 "External id": 100 + seq, "device": rank, "stream": 20, "correlation": 10 + seq,
                 "Collective name": "allreduce", "In msg nelems": 1048576,
-                "Out msg nelems": 1048576, "Group size": 4, "dtype": "BFloat16",
+                "Out msg nelems": 1048576, "Group size": world, "dtype": "BFloat16",
                 "In split size": "[]", "Out split size": "[]",
                 "Process Group Name": "0", "Process Group Description": "default_pg",
-                "Process Group Ranks": "[0, 1, 2, 3]"
+                "Process Group Ranks": format!("{:?}", (0..world).collect::<Vec<_>>())
             }
         }));
     }
+    // Each kernel's launch, so the GPU timeline (busy and exposed
+    // communication time) counts it.
+    let launches: Vec<Value> = events
+        .iter()
+        .map(|kernel| {
+            json!({
+                "ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel",
+                "pid": 0, "tid": 1, "ts": kernel["ts"].as_f64().unwrap() - 5.0, "dur": 2.0,
+                "args": {"correlation": kernel["args"]["correlation"]}
+            })
+        })
+        .collect();
+    events.extend(launches);
     events.extend_from_slice(extra);
     let mut trace = json!({ "schemaVersion": 1, "traceEvents": events });
     if let Some(device) = device {
@@ -66,7 +99,7 @@ fn write_rank_with(
     let name = if rank == 2 {
         "trace_rank2.json".to_string()
     } else {
-        trace["distributedInfo"] = json!({"backend": "nccl", "rank": rank, "world_size": 4});
+        trace["distributedInfo"] = json!({"backend": "nccl", "rank": rank, "world_size": world});
         format!("worker{rank}.json")
     };
     fs::write(dir.join(name), trace.to_string()).unwrap();

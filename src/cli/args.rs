@@ -96,6 +96,11 @@ pub(super) struct HistoryAddArgs {
     /// workload is its file name without `.json`, `.gz`, `.pt.trace`).
     #[arg(required = true, value_name = "TRACE_OR_SNAPSHOT")]
     pub(super) inputs: Vec<PathBuf>,
+    /// Each input is one distributed job's ranks: a directory of per-rank
+    /// traces or snapshots (merged into one run named after the directory),
+    /// or a rank set's snapshot, as `check --ranks` reads them.
+    #[arg(long)]
+    pub(super) ranks: bool,
     /// No progress bar, even on a terminal.
     #[arg(short, long)]
     pub(super) quiet: bool,
@@ -168,8 +173,19 @@ pub(super) struct HistoryPruneArgs {
 
 #[derive(Debug, clap::Args)]
 pub(super) struct ReplayArgs {
-    /// The trace: Kineto JSON, plain or gzip-compressed.
+    /// The trace: Kineto JSON, plain or gzip-compressed. With --ranks: a
+    /// directory of one job's per-rank traces (or per-rank snapshots).
     pub(super) trace: PathBuf,
+
+    /// TRACE is a directory of one distributed job's per-rank traces or
+    /// snapshots (rank from distributedInfo.rank or `rank<N>` in the file
+    /// name): write one snapshot of the whole set, the lowest rank's op rows
+    /// with every rank's communication kernels, for `check` to match the
+    /// collectives across ranks. A snapshot of one rank's trace keeps that
+    /// rank's communication anyway: per-rank snapshots made on each node
+    /// merge in `check --ranks`.
+    #[arg(long)]
+    pub(super) ranks: bool,
     /// The op: an exact name (aten::mm), a glob (aten::*mm) or re:REGEX.
     #[arg(long, value_name = "NAME")]
     pub(super) op: String,
@@ -211,8 +227,19 @@ pub(super) enum PolicyCommand {
 
 #[derive(Debug, clap::Args)]
 pub(super) struct SnapshotArgs {
-    /// The trace: Kineto JSON, plain or gzip-compressed.
+    /// The trace: Kineto JSON, plain or gzip-compressed. With --ranks: a
+    /// directory of one job's per-rank traces (or per-rank snapshots).
     pub(super) trace: PathBuf,
+
+    /// TRACE is a directory of one distributed job's per-rank traces or
+    /// snapshots (rank from distributedInfo.rank or `rank<N>` in the file
+    /// name): write one snapshot of the whole set, the lowest rank's op rows
+    /// with every rank's communication kernels, for `check` to match the
+    /// collectives across ranks. A snapshot of one rank's trace keeps that
+    /// rank's communication anyway: per-rank snapshots made on each node
+    /// merge in `check --ranks`.
+    #[arg(long)]
+    pub(super) ranks: bool,
 
     /// Where to write the snapshot (gzip JSON), e.g. `baseline/NAME.snapshot.json.gz`
     /// for the trace NAME.json.gz: `check` on directories pairs files by workload
@@ -238,6 +265,9 @@ pub(super) struct SnapshotArgs {
 
     #[command(flatten)]
     pub(super) load: LoadArgs,
+
+    #[command(flatten)]
+    pub(super) jobs: JobsArgs,
 }
 
 #[derive(Debug, clap::Args)]
@@ -266,6 +296,16 @@ pub(super) struct CheckArgs {
     /// Candidate: a trace or snapshot, or a directory of them.
     #[arg(long, value_name = "PATH")]
     pub(super) candidate: PathBuf,
+
+    /// Each --baseline and the --candidate is ONE distributed job: a
+    /// directory of its per-rank traces or per-rank snapshots (made
+    /// anywhere: a CI matrix, a Slurm array), or a snapshot of the set
+    /// (`snapshot DIR --ranks`). The ranks are merged; collectives are
+    /// matched across ranks and judged (time per call, new stragglers,
+    /// exposed communication); op rows are the lowest rank's. Without it a
+    /// directory is a set of workloads paired by file name.
+    #[arg(long)]
+    pub(super) ranks: bool,
 
     /// The capture trace of the baseline trace(s) given as files (in a
     /// directory, NAME.capture.json.gz beside workload NAME is used).

@@ -1,28 +1,28 @@
-//! `snapshot` and `check`: the I/O around the gate — reading traces and
-//! snapshots (files or directories of workloads), pairing workloads,
-//! writing the report files and the GitHub Actions outputs.
+//! `check`: the I/O around the gate — reading traces and snapshots (files
+//! or directories of workloads, through `read.rs` and, for rank sets,
+//! `rank_check.rs`), pairing workloads, writing the report files and the
+//! GitHub Actions outputs.
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::{self, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use tracegate::analysis::analyse::{self, AnalysisOptions};
-use tracegate::analysis::graph::Capture;
+use tracegate::analysis::analyse::AnalysisOptions;
 use tracegate::analysis::hardware::Hardware;
-use tracegate::analysis::profile::{GraphRole, Profile};
+use tracegate::analysis::profile::GraphRole;
 use tracegate::gate::compare::{self, CompareOptions};
 use tracegate::gate::judge::{self, JudgeOptions, Workload};
 use tracegate::gate::policy::{HardwareChoice, Policy};
 use tracegate::gate::snapshot::{self, Snapshot};
 use tracegate::gate::verdict::{Finding, Verdict};
 use tracegate::history::drift;
-use tracegate::publish::replay::{self, PACKAGE_FILES, PackageContext, ReplayError};
+use tracegate::publish::replay::{self, PackageContext, ReplayError};
 use tracegate::render::{actions, gate};
-use tracegate::trace::{self, LoadLimits, Trace, link};
 
-use super::jobs::{self, Jobs};
-use super::{Failure, history_gate, history_store, load_with_progress};
+use super::jobs;
+use super::read::{ReadOptions, snapshot_of_input};
+use super::{Failure, history_gate, history_store, rank_check, replay_files};
 
 /// A snapshot with the hardware it was judged on.
 pub struct Side {
@@ -32,29 +32,9 @@ pub struct Side {
     pub hardware: Option<Hardware>,
 }
 
-/// How inputs are read: `--quiet`, the input limits and `--jobs`.
-pub struct ReadOptions {
-    /// No progress bar.
-    pub quiet: bool,
-    /// What one trace may cost to load.
-    pub limits: LoadLimits,
-    /// How many inputs are read at once.
-    pub jobs: Jobs,
-}
-
-impl ReadOptions {
-    /// These options with `quiet` as [`jobs::read_all`] asks for one input.
-    pub fn with_quiet(&self, quiet: bool) -> ReadOptions {
-        ReadOptions {
-            quiet,
-            limits: self.limits.clone(),
-            jobs: self.jobs,
-        }
-    }
-}
-
 /// Reads one trace or snapshot (detected by content) into a snapshot; a
-/// trace's graph replays are merged with `capture` when given.
+/// trace's graph replays are merged with `capture` when given. With
+/// `--ranks`, `path` is one job's ranks, merged ([`rank_check::rank_set`]).
 pub fn read_input(
     path: &Path,
     capture: Option<&Path>,
@@ -67,7 +47,11 @@ pub fn read_input(
         hardware: choice.hardware().cloned(),
         comm: policy.communication.kernels.clone(),
     };
-    let snapshot = snapshot_of_input(path, capture, &options, read)?;
+    let snapshot = if read.ranks {
+        rank_check::rank_set(path, capture, &options, read)?
+    } else {
+        snapshot_of_input(path, capture, &options, read)?
+    };
     let hardware = match choice.hardware() {
         Some(given) => Some(given.clone()),
         None => snapshot
@@ -75,76 +59,6 @@ pub fn read_input(
             .catalog_hardware(&policy.hardware.catalog),
     };
     Ok(Side { snapshot, hardware })
-}
-
-/// Reads one trace or snapshot (detected by content) into a snapshot, as
-/// `check` and `history add` read their inputs: a trace is analysed with
-/// `options` (its graph replays merged with `capture` when given).
-pub fn snapshot_of_input(
-    path: &Path,
-    capture: Option<&Path>,
-    options: &AnalysisOptions,
-    read: &ReadOptions,
-) -> Result<Snapshot, Failure> {
-    // Before anything reads it: a FIFO would block, /dev/zero never end.
-    trace::check_file_type(path, &read.limits)?;
-    let is_snapshot = snapshot::is_snapshot(path)
-        .map_err(|e| Failure::input(format!("{}: cannot read: {e}", path.display())))?;
-    if is_snapshot {
-        return Snapshot::load_path(path).map_err(|e| Failure::input(e.to_string()));
-    }
-    match snapshot_of_trace(path, capture, options, read.quiet, &read.limits) {
-        Ok(snapshot) => Ok(snapshot),
-        // A snapshot re-saved with its keys reordered is not recognised
-        // from its first kilobyte; it is still a snapshot.
-        Err(failure) => Snapshot::load_path(path).map_err(|_| failure),
-    }
-}
-
-/// Loads, links and analyses a trace, attributing its graph replays to the
-/// ops of `capture` (a trace recorded while the graphs were captured) when
-/// given.
-pub fn profile_of_trace(
-    path: &Path,
-    capture: Option<&Path>,
-    options: &AnalysisOptions,
-    quiet: bool,
-    limits: &LoadLimits,
-) -> Result<(Trace, Profile), Failure> {
-    let trace = load_with_progress(path, quiet, limits)?;
-    let tree = link::link(&trace);
-    let profile = match capture {
-        Some(capture_path) => {
-            trace::check_file_type(capture_path, limits)?;
-            let capture = load_with_progress(capture_path, quiet, limits)?;
-            let capture_tree = link::link(&capture);
-            let capture = Capture {
-                trace: &capture,
-                tree: &capture_tree,
-            };
-            analyse::analyse_with_capture(&trace, &tree, options, Some(capture))
-        }
-        None => analyse::analyse_with(&trace, &tree, options),
-    };
-    Ok((trace, profile))
-}
-
-/// Loads, links and analyses a trace (with its capture trace, when given)
-/// into a snapshot.
-pub fn snapshot_of_trace(
-    path: &Path,
-    capture: Option<&Path>,
-    options: &AnalysisOptions,
-    quiet: bool,
-    limits: &LoadLimits,
-) -> Result<Snapshot, Failure> {
-    trace::check_file_type(path, limits)?;
-    let (sha256, bytes) = snapshot::sha256_file(path)
-        .map_err(|e| Failure::input(format!("{}: cannot read: {e}", path.display())))?;
-    let (trace, profile) = profile_of_trace(path, capture, options, quiet, limits)?;
-    let mut snapshot = Snapshot::from_profile(&profile, sha256, bytes);
-    snapshot.fingerprint.pytorch_version = snapshot::pytorch_version(&trace.metadata);
-    Ok(snapshot)
 }
 
 /// The name suffix of a capture trace beside its workload in a directory:
@@ -231,15 +145,17 @@ pub struct Captures<'a> {
 }
 
 /// Pairs baselines with the candidate into workloads: files compare as one
-/// workload (with the capture traces given for each side); directories pair
-/// files by workload name (each with the `NAME.capture.json[.gz]` beside it).
+/// workload (with the capture traces given for each side), and so do
+/// directories of one job's `ranks`; other directories pair files by
+/// workload name (each with the `NAME.capture.json[.gz]` beside it).
 pub fn pair_inputs(
     baselines: &[PathBuf],
     candidate: &Path,
     captures: Captures<'_>,
+    ranks: bool,
 ) -> Result<Vec<WorkloadInputs>, Failure> {
-    if !candidate.is_dir() {
-        if let Some(dir) = baselines.iter().find(|b| b.is_dir()) {
+    if ranks || !candidate.is_dir() {
+        if let Some(dir) = baselines.iter().find(|b| b.is_dir() && !ranks) {
             return Err(Failure::input(format!(
                 "--baseline {} is a directory but --candidate {} is a file: give both as files or both as directories",
                 dir.display(),
@@ -309,7 +225,7 @@ pub fn check(
             (*paths, None, Some((history_store::entries(dir)?, *commit)))
         }
     };
-    let pairs = pair_inputs(paths, candidate, captures)?;
+    let pairs = pair_inputs(paths, candidate, captures, read.ranks)?;
     // Every input, in the order the loop below takes them: read `--jobs` at
     // a time, their results come back in this order.
     let inputs: Vec<(&Input, &HardwareChoice)> = pairs
@@ -337,7 +253,8 @@ pub fn check(
     // Workloads the history has no window for, and why; windows' notes.
     let mut no_baseline: BTreeMap<String, String> = BTreeMap::new();
     let mut notes: Vec<(String, String)> = Vec::new();
-    let mut drift: Vec<Finding> = Vec::new();
+    // Drift and rank-set findings, for the judge to add.
+    let mut added: Vec<Finding> = Vec::new();
     for (name, baseline_inputs, candidate_input) in pairs {
         let mut baseline_sides = baseline_inputs
             .iter()
@@ -348,7 +265,7 @@ pub fn check(
             let snapshot = &candidate.snapshot;
             match history_gate::history_window(store, entries, &name, snapshot, policy, *commit)? {
                 Ok((window, note)) => {
-                    drift.extend(history_gate::drift_findings(
+                    added.extend(history_gate::drift_findings(
                         store, entries, &window, &name, snapshot, policy, *commit,
                     )?);
                     baseline_sides = window
@@ -419,6 +336,12 @@ pub fn check(
                         &candidate.snapshot,
                     ));
                 }
+                added.extend(rank_check::findings(
+                    name,
+                    &snapshots,
+                    &candidate.snapshot,
+                    policy,
+                )?);
                 Workload::Compared {
                     comparison,
                     candidate: &candidate.snapshot,
@@ -430,7 +353,7 @@ pub fn check(
         workloads.push(workload);
     }
     let options = JudgeOptions {
-        findings: options.findings.iter().cloned().chain(drift).collect(),
+        findings: options.findings.iter().cloned().chain(added).collect(),
         ..options.clone()
     };
     let mut verdict = judge::judge_with(&workloads, policy, &options);
@@ -440,7 +363,7 @@ pub fn check(
         }
     }
     if let Some(dir) = out_dir {
-        write_candidate_snapshots(&sides, candidate.is_dir(), dir)?;
+        write_candidate_snapshots(&sides, candidate.is_dir() && !read.ranks, dir)?;
         write_replay_packages(&mut verdict, &sides, policy, dir)?;
     }
     Ok(verdict)
@@ -635,7 +558,7 @@ fn write_replay_packages(
         }
     }
     let dir = out_dir.join("replay");
-    let removed = remove_earlier_packages(&dir)?;
+    let removed = replay_files::remove_earlier_packages(&dir)?;
     if selection.packages.is_empty() {
         if removed > 0 {
             // Emptied of our own packages: gone, as after a first run that
@@ -659,78 +582,6 @@ fn write_replay_packages(
         }
     }
     Ok(())
-}
-
-/// Removes from `dir` the replay packages tracegate wrote there (see
-/// [`is_replay_package`]), leaving every other file alone; returns how many.
-fn remove_earlier_packages(dir: &Path) -> Result<usize, Failure> {
-    let entries = match fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
-        Err(e) => {
-            return Err(Failure::input(format!(
-                "{}: cannot read directory: {e}",
-                dir.display()
-            )));
-        }
-    };
-    let mut removed = 0;
-    for entry in entries {
-        let path = entry
-            .map_err(|e| Failure::input(format!("{}: {e}", dir.display())))?
-            .path();
-        if is_replay_package(&path) {
-            fs::remove_file(&path).map_err(|e| {
-                Failure::input(format!(
-                    "{}: cannot remove this replay package of an earlier run: {e}",
-                    path.display()
-                ))
-            })?;
-            removed += 1;
-        }
-    }
-    Ok(removed)
-}
-
-/// Whether `path` is a replay package as [`replay::write_package`] writes
-/// them: a file `<stem>.tar.gz` whose stem ends in `-` and 8 lowercase hex
-/// digits, holding exactly `<stem>/` and the [`PACKAGE_FILES`] in it, in
-/// that order. A user's file, even a tarball of the same name, is not.
-fn is_replay_package(path: &Path) -> bool {
-    let Some(stem) = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .and_then(|n| n.strip_suffix(".tar.gz"))
-    else {
-        return false;
-    };
-    let hashed = stem.rsplit_once('-').is_some_and(|(_, hash)| {
-        hash.len() == 8 && hash.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-    });
-    if !hashed || !path.is_file() {
-        return false;
-    }
-    let Ok(file) = fs::File::open(path) else {
-        return false;
-    };
-    let expected: Vec<String> = std::iter::once(format!("{stem}/"))
-        .chain(PACKAGE_FILES.iter().map(|name| format!("{stem}/{name}")))
-        .collect();
-    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
-    let Ok(entries) = archive.entries() else {
-        return false;
-    };
-    let mut found = Vec::new();
-    for entry in entries {
-        let Ok(entry) = entry else {
-            return false;
-        };
-        found.push(String::from_utf8_lossy(&entry.path_bytes()).into_owned());
-        if found.len() > expected.len() {
-            return false;
-        }
-    }
-    found == expected
 }
 
 /// Where the report files go and how the comment is rendered.

@@ -14,9 +14,10 @@ use tracegate::render::fit::{self, Rule, Wrap};
 use tracegate::render::text::{human_us, printable};
 
 use super::args::{HistoryAddArgs, HistoryCommand, HistoryListArgs, HistoryShowArgs};
-use super::check::{self, ReadOptions};
 use super::history_store::{open, store_failure};
 use super::jobs;
+use super::rank_check;
+use super::read::{self, ReadOptions};
 use super::{Failure, emit, history_report, history_store};
 
 /// Runs a `history` subcommand; `width` is the terminal's.
@@ -52,13 +53,21 @@ fn add(args: &HistoryAddArgs) -> Result<u8, Failure> {
         quiet: args.quiet,
         limits: args.load.limits(),
         jobs: args.jobs.jobs(),
+        ranks: args.ranks,
     };
     let mut snapshots = jobs::read_all(
         &args.inputs,
         read.jobs,
         read.quiet,
         |p| jobs::file_size(p),
-        |input, quiet| check::snapshot_of_input(input, None, &options, &read.with_quiet(quiet)),
+        |input, quiet| {
+            let read = read.with_quiet(quiet);
+            if read.ranks {
+                rank_check::rank_set(input, None, &options, &read)
+            } else {
+                read::snapshot_of_input(input, None, &options, &read)
+            }
+        },
     )?;
     let mut text = String::new();
     // Added in input order; the runs before a failed input stay added.
@@ -382,6 +391,7 @@ mod tests {
             run_url: None,
             time: None,
             inputs: vec!["t.json".into()],
+            ranks: false,
             quiet: true,
             jobs: JobsArgs { jobs: None },
             hardware: HardwareArgs {

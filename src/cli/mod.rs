@@ -12,7 +12,10 @@ mod history_gate;
 mod history_report;
 mod history_store;
 mod jobs;
+mod rank_check;
 mod ranks;
+mod read;
+mod replay_files;
 
 use args::*;
 
@@ -144,7 +147,7 @@ fn report_command(args: &ReportArgs) -> Result<(), Failure> {
         comm: args.comm.kernels()?,
         ..args.hardware.options()?
     };
-    let (_, profile) = check::profile_of_trace(
+    let (_, profile) = read::profile_of_trace(
         &args.trace,
         args.capture.as_deref(),
         &options,
@@ -212,14 +215,26 @@ fn snapshot_command(args: &SnapshotArgs) -> Result<(), Failure> {
         comm: args.comm.kernels()?,
         ..args.hardware.options()?
     };
-    let snapshot = check::snapshot_of_trace(
-        &args.trace,
-        args.capture.as_deref(),
-        &options,
-        args.quiet,
-        &args.load.limits(),
-    )
-    .map_err(|failure| snapshot_or(&args.trace, "snapshot", failure))?;
+    let snapshot = if args.ranks {
+        let read = read::ReadOptions {
+            quiet: args.quiet,
+            limits: args.load.limits(),
+            jobs: args.jobs.jobs(),
+            ranks: true,
+        };
+        let set = rank_check::rank_set(&args.trace, args.capture.as_deref(), &options, &read)?;
+        rank_check::writable(&set, &args.trace)?;
+        set
+    } else {
+        read::snapshot_of_trace(
+            &args.trace,
+            args.capture.as_deref(),
+            &options,
+            args.quiet,
+            &args.load.limits(),
+        )
+        .map_err(|failure| snapshot_or(&args.trace, "snapshot", failure))?
+    };
     snapshot
         .write_path(&args.output)
         .map_err(|e| Failure::input(format!("{}: cannot write: {e}", args.output.display())))
@@ -272,10 +287,11 @@ fn check_command(args: &CheckArgs) -> Result<u8, Failure> {
             candidate: args.candidate_capture.as_deref(),
         },
         &policy,
-        &check::ReadOptions {
+        &read::ReadOptions {
             quiet: args.quiet,
             limits: args.load.limits(),
             jobs: args.jobs.jobs(),
+            ranks: args.ranks,
         },
         args.out_dir.as_deref(),
         &options,

@@ -122,7 +122,7 @@ fn file_name(path: &Path) -> &str {
 }
 
 /// A directory's `*.json` and `*.json.gz` files, sorted.
-fn directory_traces(dir: &Path) -> Result<Vec<PathBuf>, Failure> {
+pub(super) fn directory_traces(dir: &Path) -> Result<Vec<PathBuf>, Failure> {
     let mut paths: Vec<PathBuf> = fs::read_dir(dir)
         .map_err(|e| Failure::input(format!("{}: cannot read: {e}", dir.display())))?
         .filter_map(|entry| entry.ok().map(|entry| entry.path()))

@@ -1,7 +1,8 @@
 //! The gate: a candidate profile against its baseline. Snapshot (the stored
 //! form) → compare (matched rows with intervals) → judge under a policy →
-//! the verdict.
+//! the verdict; rank sets' collectives judged across ranks (`collectives`).
 
+pub mod collectives;
 pub mod compare;
 pub mod judge;
 pub mod policy;

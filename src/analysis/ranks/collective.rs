@@ -4,12 +4,12 @@
 //! (`allreduce`, `_allgather_base`, `reduce_scatter_tensor_coalesced`), else
 //! from the kernel's name (`ncclDevKernel_AllReduce_Sum_bf16_RING_LL`).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::analysis::comm::words;
 
 /// A collective, as NCCL's performance notes group them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Collective {
     /// Every rank ends with the reduction of all ranks' buffers.

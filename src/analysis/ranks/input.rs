@@ -27,12 +27,15 @@ pub fn rank_of(trace: &Trace, file_name: &str) -> Option<u32> {
         .and_then(|info| info.get("rank"))
         .and_then(serde_json::Value::as_u64)
         .and_then(|rank| u32::try_from(rank).ok());
-    recorded.or_else(|| {
-        RANK_IN_NAME
-            .captures_iter(file_name)
-            .last()
-            .and_then(|captures| captures[1].parse().ok())
-    })
+    recorded.or_else(|| rank_in_name(file_name))
+}
+
+/// The number after the last `rank` in a file name (`trace_rank3.json`).
+pub fn rank_in_name(file_name: &str) -> Option<u32> {
+    RANK_IN_NAME
+        .captures_iter(file_name)
+        .last()
+        .and_then(|captures| captures[1].parse().ok())
 }
 
 /// The rank's input to [`super::analyse`]: every kernel `comm` calls

@@ -702,13 +702,35 @@ impl Default for Integrity {
 /// communication besides those it knows (DeepEP, gloo, a vendor's own
 /// collectives), in the op categories, the timeline's comm bucket and the
 /// perf table.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Communication {
     /// Kernel-name patterns ([`CommKernels`]): case-insensitive, anywhere
     /// in the name, `*` and `?` wildcards, `re:` a regex.
     #[serde(deserialize_with = "de::comm_kernels")]
     pub kernels: CommKernels,
+    /// Rank sets (`check --ranks`): a rank is a straggler when it arrives
+    /// last at more than this share of the collectives, in (0, 1].
+    #[serde(deserialize_with = "de::rate")]
+    pub straggler_share: f64,
+    /// Rank sets: the most the exposed communication time (the largest
+    /// over ranks, and the mean) may grow, % (raised to the noise floor).
+    #[serde(deserialize_with = "de::non_negative")]
+    pub max_exposed_growth_percent: f64,
+    /// Rank sets: the severity of a new straggler and of exposed
+    /// communication growth (a collective's own slowdown is a `regression`).
+    pub severity: Severity,
+}
+
+impl Default for Communication {
+    fn default() -> Communication {
+        Communication {
+            kernels: CommKernels::default(),
+            straggler_share: 0.6,
+            max_exposed_growth_percent: 10.0,
+            severity: Severity::Warn,
+        }
+    }
 }
 
 /// Which findings get replay packages (self-contained reproducers).

@@ -35,6 +35,12 @@ pub const MAX_STEPS: usize = 10_000;
 /// The most kernel names in an op row's kernel sequence.
 pub const MAX_KERNELS: usize = 4096;
 
+/// The most ranks in a rank set's snapshot.
+pub const MAX_RANKS: usize = 1 << 16;
+
+/// The most communication kernels of one rank.
+pub const MAX_COMM_KERNELS: usize = 1 << 20;
+
 /// The most GPUs in the fingerprint's lists.
 pub const MAX_DEVICES: usize = 4096;
 
@@ -183,4 +189,18 @@ pub(super) fn devices<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
     d: D,
 ) -> Result<Vec<T>, D::Error> {
     bounded(d, MAX_DEVICES, "devices")
+}
+
+/// `ranks`: at most [`MAX_RANKS`].
+pub(super) fn ranks<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<Vec<T>, D::Error> {
+    bounded(d, MAX_RANKS, "ranks")
+}
+
+/// A rank's `kernels`: at most [`MAX_COMM_KERNELS`].
+pub(super) fn comm_kernels<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<Vec<T>, D::Error> {
+    bounded(d, MAX_COMM_KERNELS, "communication kernels")
 }

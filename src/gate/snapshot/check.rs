@@ -243,6 +243,7 @@ impl Snapshot {
             }
         }
         self.check_phases()?;
+        self.check_ranks()?;
         times("short_kernels", &[("time_us", self.short_kernels.time_us)])?;
         times(
             "idle",
@@ -276,6 +277,36 @@ impl Snapshot {
                     .map_err(|problem| at(format_args!("phase_ops[{i}].ops[{j}]"), problem))?;
                 time(*us)
                     .map_err(|problem| at(format_args!("phase_ops[{i}].ops[{j}]"), problem))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The ranks' times: finite starts (a clock's, so any size) and
+    /// durations and totals as every other time.
+    fn check_ranks(&self) -> Result<(), String> {
+        for (i, rank) in self.ranks.iter().enumerate() {
+            string(&rank.source)
+                .map_err(|problem| at(format_args!("ranks[{i}].source"), problem))?;
+            times(
+                &format!("ranks[{i}]"),
+                &[
+                    ("exposed_comm_us", rank.exposed_comm_us),
+                    ("total_comm_us", rank.total_comm_us),
+                ],
+            )?;
+            for (j, kernel) in rank.kernels.iter().enumerate() {
+                let place = || format!("ranks[{i}].kernels[{j}]");
+                if !kernel.start_us.is_finite() {
+                    return Err(at(
+                        place(),
+                        format!("start {} is not finite", kernel.start_us),
+                    ));
+                }
+                time(kernel.duration_us).map_err(|problem| at(place(), problem))?;
+                for text in [&kernel.process_group, &kernel.dtype].into_iter().flatten() {
+                    string(text).map_err(|problem| at(place(), problem))?;
+                }
             }
         }
         Ok(())

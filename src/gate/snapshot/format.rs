@@ -11,6 +11,7 @@ use crate::analysis::hardware::{Catalog, Hardware};
 use crate::analysis::ops::category::Category;
 use crate::analysis::ops::stats::Stats;
 use crate::analysis::profile::{Coverage, GraphPlace, GraphRole, OpModel, Phase};
+use crate::analysis::ranks::collective::Collective;
 use crate::analysis::timeline::Breakdown;
 use crate::gate::verdict::EnvironmentSummary;
 
@@ -23,8 +24,12 @@ pub const SNAPSHOT_FORMAT: &str = "tracegate-snapshot";
 /// [`Snapshot::coverage`], so a snapshot without them is still 1.0; 1.2
 /// added the inference phases ([`Snapshot::inference_steps`],
 /// [`Snapshot::phase_ops`]); 1.3 the launches of each kernel of a row whose
-/// calls launch different kernels ([`OpSnapshot::kernel_samples_us`]).
-pub const SNAPSHOT_VERSION: SnapshotVersion = SnapshotVersion { major: 1, minor: 3 };
+/// calls launch different kernels ([`OpSnapshot::kernel_samples_us`]); 1.4
+/// the ranks' communication kernels ([`Snapshot::ranks`]).
+pub const SNAPSHOT_VERSION: SnapshotVersion = SnapshotVersion { major: 1, minor: 4 };
+
+/// The version of a snapshot that uses kernel samples but no ranks.
+pub const SNAPSHOT_VERSION_1_3: SnapshotVersion = SnapshotVersion { major: 1, minor: 3 };
 
 /// The version of a snapshot that uses inference phases but no kernel
 /// samples.
@@ -105,6 +110,65 @@ pub struct Snapshot {
         deserialize_with = "bounds::steps"
     )]
     pub phase_ops: Vec<PhaseOpsSnapshot>,
+    /// The communication of the rank(s) this snapshot holds (1.4): one
+    /// entry in the snapshot of one rank's trace, one per rank in a rank
+    /// set's ([`Snapshot::merge_ranks`]); written only when the trace has
+    /// communication kernels.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "bounds::ranks"
+    )]
+    pub ranks: Vec<RankSnapshot>,
+}
+
+/// One rank's communication: its kernels as [`crate::analysis::ranks`]
+/// matches them across ranks, and how much of its communication time the
+/// rank's own compute did not hide.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RankSnapshot {
+    /// The rank (`distributedInfo.rank`, else `rank<N>` in the trace's file
+    /// name); `None` when neither says.
+    pub rank: Option<u32>,
+    /// The trace's file name, for messages.
+    pub source: String,
+    /// Communication time not overlapped by computation, µs.
+    pub exposed_comm_us: f64,
+    /// All communication time, µs.
+    pub total_comm_us: f64,
+    /// Its communication kernels, in start order.
+    #[serde(deserialize_with = "bounds::comm_kernels")]
+    pub kernels: Vec<CommKernelSnapshot>,
+}
+
+/// One communication kernel of a rank (what [`crate::analysis::ranks::CommKernel`]
+/// holds but its name: the collective says what it ran).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CommKernelSnapshot {
+    /// Start, µs.
+    pub start_us: f64,
+    /// Duration, µs.
+    pub duration_us: f64,
+    /// The collective.
+    pub collective: Collective,
+    /// The stream it ran on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<i64>,
+    /// `Process Group Name`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process_group: Option<String>,
+    /// `Seq`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<i64>,
+    /// Message bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    /// `dtype`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dtype: Option<String>,
+    /// `Group size`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_size: Option<u32>,
 }
 
 /// One inference step (a model forward) and its phase.

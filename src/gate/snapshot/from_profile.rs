@@ -13,8 +13,8 @@ use super::bounds::{
 };
 use super::format::{
     AnomalyCounts, Fingerprint, GpuCount, IdleCounts, InferenceStepSnapshot, KernelSamples, OpKey,
-    OpSnapshot, PhaseOpsSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, SNAPSHOT_VERSION_1_0,
-    SNAPSHOT_VERSION_1_1, SNAPSHOT_VERSION_1_2, ShortKernelCounts, Snapshot, StepSnapshot,
+    OpSnapshot, PhaseOpsSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION_1_0, SNAPSHOT_VERSION_1_1,
+    SNAPSHOT_VERSION_1_2, SNAPSHOT_VERSION_1_3, ShortKernelCounts, Snapshot, StepSnapshot,
 };
 use super::source::workload_name;
 use crate::analysis::comm::CommKernels;
@@ -81,7 +81,7 @@ impl Snapshot {
         let coverage = (!coverage.is_complete()).then_some(coverage);
         let (inference_steps, phase_ops) = phase_rows(profile);
         let version = if ops.iter().any(|op| !op.kernel_samples_us.is_empty()) {
-            SNAPSHOT_VERSION
+            SNAPSHOT_VERSION_1_3
         } else if !inference_steps.is_empty() {
             SNAPSHOT_VERSION_1_2
         } else if coverage.is_some() || ops.iter().any(|op| op.graph.is_some()) {
@@ -129,6 +129,7 @@ impl Snapshot {
             coverage,
             inference_steps,
             phase_ops,
+            ranks: Vec::new(),
         }
     }
 }

@@ -10,7 +10,9 @@
 //! deterministic sample of per-invocation kernel times, per-step totals, the
 //! kernel-name sequence and the perf model, plus short-kernel, idle and
 //! anomaly counts. Rows of graph-replayed work carry their place in the
-//! graph; each graph adds a whole-graph row (`analysis::graph`).
+//! graph; each graph adds a whole-graph row (`analysis::graph`). A trace
+//! with communication kernels keeps its rank's kernels and exposed
+//! communication; the snapshots of one job's ranks merge into one.
 //!
 //! # Versions
 //!
@@ -31,7 +33,8 @@
 //! hold (the writer keeps it, lists are counted as they are read) and
 //! `check.rs` the reader's check of the rest; `from_profile.rs`
 //! builds them from an analysed profile; `io.rs` writes and reads the gzip
-//! JSON, checks the version and sniffs files; `source.rs` names the
+//! JSON, checks the version and sniffs files; `ranks.rs` keeps a rank's
+//! communication and merges the snapshots of one job's ranks; `source.rs` names the
 //! workload and finds the PyTorch version; `sha256.rs` hashes the trace
 //! file.
 
@@ -42,6 +45,7 @@ mod from_profile;
 #[cfg(test)]
 mod fuzz;
 mod io;
+mod ranks;
 mod sha256;
 mod source;
 #[cfg(test)]
@@ -49,16 +53,17 @@ mod source;
 pub(crate) mod tests;
 
 pub use bounds::{
-    MAX_DEVICES, MAX_JSON_BYTES, MAX_KERNELS, MAX_MODEL_COUNT, MAX_OPS, MAX_SAMPLES, MAX_STEPS,
-    MAX_STRING_BYTES, MAX_TIME_US,
+    MAX_COMM_KERNELS, MAX_DEVICES, MAX_JSON_BYTES, MAX_KERNELS, MAX_MODEL_COUNT, MAX_OPS,
+    MAX_RANKS, MAX_SAMPLES, MAX_STEPS, MAX_STRING_BYTES, MAX_TIME_US,
 };
 pub use format::{
-    AnomalyCounts, Fingerprint, GpuCount, IdleCounts, InferenceStepSnapshot, KernelSamples, OpKey,
-    OpSnapshot, PhaseOpsSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, SNAPSHOT_VERSION_1_0,
-    SNAPSHOT_VERSION_1_1, SNAPSHOT_VERSION_1_2, ShortKernelCounts, Snapshot, SnapshotVersion,
-    StepSnapshot,
+    AnomalyCounts, CommKernelSnapshot, Fingerprint, GpuCount, IdleCounts, InferenceStepSnapshot,
+    KernelSamples, OpKey, OpSnapshot, PhaseOpsSnapshot, RankSnapshot, SNAPSHOT_FORMAT,
+    SNAPSHOT_VERSION, SNAPSHOT_VERSION_1_0, SNAPSHOT_VERSION_1_1, SNAPSHOT_VERSION_1_2,
+    SNAPSHOT_VERSION_1_3, ShortKernelCounts, Snapshot, SnapshotVersion, StepSnapshot,
 };
 pub use from_profile::spaced_sample;
 pub use io::{SNIFF_BYTES, SnapshotError, is_snapshot};
+pub use ranks::{RankSetError, missing_ranks};
 pub use sha256::{sha256_file, sha256_hex};
 pub use source::{pytorch_version, workload_name};

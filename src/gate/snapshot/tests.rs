@@ -164,6 +164,7 @@ pub(crate) fn tiny_snapshot() -> Snapshot {
         coverage: None,
         inference_steps: Vec::new(),
         phase_ops: Vec::new(),
+        ranks: Vec::new(),
     }
 }
 
@@ -618,7 +619,7 @@ fn inference_phases_are_version_1_2_round_trip_and_are_bounded() {
     let profile = crate::analysis::analyse::analyse(&trace, &tree);
     let snapshot = Snapshot::from_profile(&profile, String::new(), 0);
     assert_eq!(snapshot.version, SNAPSHOT_VERSION_1_2);
-    assert_eq!(SNAPSHOT_VERSION.to_string(), "1.3");
+    assert_eq!(SNAPSHOT_VERSION.to_string(), "1.4");
     let phases: Vec<Phase> = snapshot.inference_steps.iter().map(|s| s.phase).collect();
     assert_eq!(
         phases,

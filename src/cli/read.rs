@@ -1,0 +1,124 @@
+//! Reading one input of `snapshot`, `check` and `history add`: a trace
+//! (loaded, linked, analysed, with its capture trace) or a snapshot, told
+//! apart by content, into a snapshot; a trace with communication kernels
+//! keeps its rank's part ([`RankSnapshot`]).
+
+use std::path::Path;
+
+use tracegate::analysis::analyse::{self, AnalysisOptions};
+use tracegate::analysis::graph::Capture;
+use tracegate::analysis::profile::Profile;
+use tracegate::analysis::ranks::input::{rank_input, rank_of};
+use tracegate::gate::snapshot::{self, RankSnapshot, Snapshot};
+use tracegate::trace::{self, LoadLimits, Trace, link};
+
+use super::jobs::Jobs;
+use super::{Failure, load_with_progress};
+
+/// How inputs are read: `--quiet`, the input limits and `--jobs`.
+pub struct ReadOptions {
+    /// No progress bar.
+    pub quiet: bool,
+    /// What one trace may cost to load.
+    pub limits: LoadLimits,
+    /// How many inputs are read at once.
+    pub jobs: Jobs,
+    /// `--ranks`: a directory is one job's ranks, not a set of workloads.
+    pub ranks: bool,
+}
+
+impl ReadOptions {
+    /// These options with `quiet` as [`super::jobs::read_all`] asks for one input.
+    pub fn with_quiet(&self, quiet: bool) -> ReadOptions {
+        ReadOptions {
+            quiet,
+            limits: self.limits.clone(),
+            jobs: self.jobs,
+            ranks: self.ranks,
+        }
+    }
+}
+
+/// Reads one trace or snapshot (detected by content) into a snapshot, as
+/// `check` and `history add` read their inputs: a trace is analysed with
+/// `options` (its graph replays merged with `capture` when given).
+pub fn snapshot_of_input(
+    path: &Path,
+    capture: Option<&Path>,
+    options: &AnalysisOptions,
+    read: &ReadOptions,
+) -> Result<Snapshot, Failure> {
+    // Before anything reads it: a FIFO would block, /dev/zero never end.
+    trace::check_file_type(path, &read.limits)?;
+    let is_snapshot = snapshot::is_snapshot(path)
+        .map_err(|e| Failure::input(format!("{}: cannot read: {e}", path.display())))?;
+    if is_snapshot {
+        return Snapshot::load_path(path).map_err(|e| Failure::input(e.to_string()));
+    }
+    match snapshot_of_trace(path, capture, options, read.quiet, &read.limits) {
+        Ok(snapshot) => Ok(snapshot),
+        // A snapshot re-saved with its keys reordered is not recognised
+        // from its first kilobyte; it is still a snapshot.
+        Err(failure) => Snapshot::load_path(path).map_err(|_| failure),
+    }
+}
+
+/// Loads, links and analyses a trace, attributing its graph replays to the
+/// ops of `capture` (a trace recorded while the graphs were captured) when
+/// given.
+pub fn profile_of_trace(
+    path: &Path,
+    capture: Option<&Path>,
+    options: &AnalysisOptions,
+    quiet: bool,
+    limits: &LoadLimits,
+) -> Result<(Trace, Profile), Failure> {
+    let trace = load_with_progress(path, quiet, limits)?;
+    let tree = link::link(&trace);
+    let profile = match capture {
+        Some(capture_path) => {
+            trace::check_file_type(capture_path, limits)?;
+            let capture = load_with_progress(capture_path, quiet, limits)?;
+            let capture_tree = link::link(&capture);
+            let capture = Capture {
+                trace: &capture,
+                tree: &capture_tree,
+            };
+            analyse::analyse_with_capture(&trace, &tree, options, Some(capture))
+        }
+        None => analyse::analyse_with(&trace, &tree, options),
+    };
+    Ok((trace, profile))
+}
+
+/// Loads, links and analyses a trace (with its capture trace, when given)
+/// into a snapshot.
+pub fn snapshot_of_trace(
+    path: &Path,
+    capture: Option<&Path>,
+    options: &AnalysisOptions,
+    quiet: bool,
+    limits: &LoadLimits,
+) -> Result<Snapshot, Failure> {
+    trace::check_file_type(path, limits)?;
+    let (sha256, bytes) = snapshot::sha256_file(path)
+        .map_err(|e| Failure::input(format!("{}: cannot read: {e}", path.display())))?;
+    let (trace, profile) = profile_of_trace(path, capture, options, quiet, limits)?;
+    let mut snapshot = Snapshot::from_profile(&profile, sha256, bytes);
+    snapshot.fingerprint.pytorch_version = snapshot::pytorch_version(&trace.metadata);
+    Ok(snapshot.with_rank(rank_part(&trace, path, &profile, options)))
+}
+
+/// The rank's communication: its kernels as the rank-set analysis reads
+/// them, its rank from `distributedInfo.rank` or the file name.
+fn rank_part(
+    trace: &Trace,
+    path: &Path,
+    profile: &Profile,
+    options: &AnalysisOptions,
+) -> RankSnapshot {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let rank = rank_of(trace, name);
+    let input = rank_input(trace, rank.unwrap_or(0), &options.comm);
+    RankSnapshot::of(rank, name, &input.kernels, &profile.timeline)
+}

@@ -1,0 +1,244 @@
+//! Rank sets gated end to end (`snapshot --ranks`, `check --ranks`): the
+//! fixture job of tests/ranks.rs against itself, with its all-reduces
+//! slower, with another rank straggling, and 64 per-rank snapshots merged.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::ranks::write_rank_of;
+use crate::util::tracegate;
+
+/// A 4-rank job in a new directory `dir/name`: rank `late` delayed 50 µs
+/// before each all-reduce, every all-reduce `scale` times as long.
+fn job(dir: &Path, name: &str, late: u32, scale: f64) -> PathBuf {
+    let path = dir.join(name);
+    fs::create_dir(&path).unwrap();
+    for rank in 0..4 {
+        write_rank_of(&path, 4, rank, rank == late, 50.0, scale);
+    }
+    path
+}
+
+/// `check --ranks` of `baseline` against `candidate` into `out`: the exit
+/// code, the terminal text and report.json.
+fn check(baseline: &Path, candidate: &Path, out: &Path) -> (i32, String, Value) {
+    let output = tracegate()
+        .args(["check", "--ranks", "--color", "never", "--baseline"])
+        .arg(baseline)
+        .arg("--candidate")
+        .arg(candidate)
+        .arg("--out-dir")
+        .arg(out)
+        .env("COLUMNS", "120")
+        .output()
+        .unwrap();
+    let code = output.status.code().unwrap();
+    assert!(code == 0 || code == 1, "{output:?}");
+    let report = fs::read_to_string(out.join("report.json")).unwrap();
+    (
+        code,
+        String::from_utf8(output.stdout).unwrap(),
+        serde_json::from_str(&report).unwrap(),
+    )
+}
+
+fn rules(report: &Value) -> Vec<String> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_rank_set_against_itself_has_no_collective_findings() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = job(dir.path(), "job", 2, 1.0);
+    let (code, text, report) = check(&set, &set, &dir.path().join("out"));
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        rules(&report).iter().all(|r| !r.starts_with("collectives")),
+        "{report}"
+    );
+}
+
+#[test]
+fn slower_all_reduces_fail_naming_the_collective_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = job(dir.path(), "base", 2, 1.0);
+    let slow = job(dir.path(), "slow", 2, 1.3);
+    let out = dir.path().join("out");
+    let (code, text, report) = check(&base, &slow, &out);
+    assert_eq!(code, 1, "{text}");
+    let first = &report["findings"][0];
+    assert_eq!(first["rule"], "collectives", "{report}");
+    assert_eq!(first["severity"], "fail", "{report}");
+    assert_eq!(first["op"]["name"], "all_reduce (pg 0)", "{report}");
+    let delta = first["delta_percent"].as_f64().unwrap();
+    assert!((delta - 30.0).abs() < 1e-6, "{delta}");
+    assert!(
+        first["message"].as_str().unwrap().contains("algbw"),
+        "{first}"
+    );
+    let fail_line = text.lines().find(|l| l.contains("FAIL")).unwrap();
+    assert!(fail_line.contains("all_reduce (pg 0)"), "{text}");
+    let comment = fs::read_to_string(out.join("comment.md")).unwrap();
+    assert!(comment.contains("all_reduce (pg 0)"), "{comment}");
+}
+
+#[test]
+fn another_rank_straggling_is_a_new_straggler() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = job(dir.path(), "base", 2, 1.0);
+    let other = job(dir.path(), "other", 1, 1.0);
+    let (_, text, report) = check(&base, &other, &dir.path().join("out"));
+    let straggler = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "collectives.straggler")
+        .unwrap_or_else(|| panic!("{text}"));
+    let message = straggler["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("rank 1 is a new straggler: last at 100% of 3 collectives"),
+        "{message}"
+    );
+    // Rank 1 makes three ranks wait 50 µs at each of three all-reduces.
+    assert!(message.contains("wait 450.0 µs in all"), "{message}");
+    assert!(
+        message.contains("baseline's straggler was rank 2"),
+        "{message}"
+    );
+    // The same straggler in both is no finding.
+    let (_, _, same) = check(&base, &base, &dir.path().join("same"));
+    assert!(!rules(&same).contains(&"collectives.straggler".to_string()));
+}
+
+#[test]
+fn sixty_four_per_rank_snapshots_merge_as_the_set_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let (traces, snapshots) = (dir.path().join("traces"), dir.path().join("snapshots"));
+    fs::create_dir(&traces).unwrap();
+    fs::create_dir(&snapshots).unwrap();
+    for rank in 0..64 {
+        write_rank_of(&traces, 64, rank, rank == 17, 50.0, 1.0);
+    }
+    // Each rank's snapshot where its trace is, as a job array would.
+    for entry in fs::read_dir(&traces).unwrap() {
+        let trace = entry.unwrap().path();
+        let name = trace.file_stem().unwrap().to_string_lossy().into_owned();
+        tracegate()
+            .args(["snapshot", "-q", "-o"])
+            .arg(snapshots.join(format!("{name}.snapshot.json.gz")))
+            .arg(&trace)
+            .assert()
+            .success();
+    }
+    let set = dir.path().join("set.snapshot.json.gz");
+    tracegate()
+        .args(["snapshot", "--ranks", "-q", "-o"])
+        .arg(&set)
+        .arg(&traces)
+        .assert()
+        .success();
+    let out = dir.path().join("out");
+    let (code, text, report) = check(&set, &snapshots, &out);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        rules(&report).iter().all(|r| !r.starts_with("collectives")),
+        "{report}"
+    );
+    let read = |path: &Path| -> Value {
+        let file = fs::File::open(path).unwrap();
+        serde_json::from_reader(flate2::read::GzDecoder::new(file)).unwrap()
+    };
+    let merged = read(&out.join("candidate.snapshot.json.gz"));
+    let whole = read(&set);
+    assert_eq!(merged["ranks"].as_array().unwrap().len(), 64);
+    assert_eq!(merged["ranks"], whole["ranks"]);
+    assert_eq!(merged["ops"], whole["ops"]);
+    // The rank-set report reads the same 64 ranks' straggler from traces.
+    let output = tracegate()
+        .args(["report", "--format", "json"])
+        .arg(&traces)
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["ranks"]["stragglers"][17]["last"], 3);
+}
+
+#[test]
+fn a_rank_twice_or_a_rank_missing_is_a_one_line_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = job(dir.path(), "job", 2, 1.0);
+    let partial = dir.path().join("partial");
+    fs::create_dir(&partial).unwrap();
+    for rank in [0, 1, 3] {
+        write_rank_of(&partial, 4, rank, false, 0.0, 1.0);
+    }
+    let run = |baseline: &Path, candidate: &Path| {
+        tracegate()
+            .args(["check", "--ranks", "--baseline"])
+            .arg(baseline)
+            .arg("--candidate")
+            .arg(candidate)
+            .output()
+            .unwrap()
+    };
+    let output = run(&set, &partial);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        stderr.contains("the candidate lacks rank(s) 2 of the baseline"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    fs::copy(set.join("worker0.json"), set.join("copy.json")).unwrap();
+    let output = run(&set, &set);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(stderr.contains("are both rank 0"), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+}
+
+#[test]
+fn history_add_records_a_rank_set_as_one_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = job(dir.path(), "job", 2, 1.0);
+    let history = dir.path().join("history");
+    let output = tracegate()
+        .args(["history", "add", "--ranks", "-q", "--commit", "abc1234"])
+        .args(["--branch", "main", "--dir"])
+        .arg(&history)
+        .arg(&set)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(text.starts_with("added job at abc1234"), "{text}");
+    // That run is the window of the same job with slower all-reduces.
+    let later = dir.path().join("later");
+    fs::create_dir(&later).unwrap();
+    let slow = job(&later, "job", 2, 1.3);
+    let output = tracegate()
+        .args([
+            "check", "--ranks", "--color", "never", "--commit", "def5678",
+        ])
+        .arg("--history")
+        .arg(&history)
+        .arg("--candidate")
+        .arg(&slow)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        text.contains("1 failing: all_reduce (pg 0) +30.0%"),
+        "{text}"
+    );
+    assert!(text.contains("1 run(s) of the history on `main`"), "{text}");
+}

@@ -234,12 +234,12 @@ pub(crate) fn load_threaded<R: Read + Send>(
     })
 }
 
+/// A reader, buffered and counted, and whether it holds gzip.
+type Opened<R> = (BufReader<CountingReader<R>>, bool, Arc<AtomicU64>);
+
 /// Buffers `reader`, counting the bytes read from it, and says whether it
 /// holds gzip (by its magic bytes).
-fn open<R: Read>(
-    label: &str,
-    reader: R,
-) -> Result<(BufReader<CountingReader<R>>, bool, Arc<AtomicU64>), LoadError> {
+fn open<R: Read>(label: &str, reader: R) -> Result<Opened<R>, LoadError> {
     let read_so_far = Arc::new(AtomicU64::new(0));
     let counting = CountingReader {
         inner: reader,

@@ -39,7 +39,13 @@ fn rss() -> (u64, u64) {
         status
             .lines()
             .find_map(|line| line.strip_prefix(name))
-            .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .and_then(|rest| {
+                rest.trim()
+                    .trim_end_matches("kB")
+                    .trim()
+                    .parse::<u64>()
+                    .ok()
+            })
             .map_or(0, |kb| kb * 1024)
     };
     (field("VmHWM:"), field("VmRSS:"))
@@ -165,7 +171,11 @@ fn model_tables(trace: &tracegate::trace::Trace) -> Vec<(&'static str, usize, us
         ("events", trace.events.len(), size_of::<Event>()),
         ("op_args", trace.op_args.len(), size_of::<OpArgs>()),
         ("gpu_args", trace.gpu_args.len(), size_of::<GpuArgs>()),
-        ("launch_args", trace.launch_args.len(), size_of::<LaunchArgs>()),
+        (
+            "launch_args",
+            trace.launch_args.len(),
+            size_of::<LaunchArgs>(),
+        ),
         ("comm_args", trace.comm_args.len(), size_of::<CommArgs>()),
         ("flows", trace.flows.len(), size_of::<Flow>()),
         ("tracks", trace.tracks.len(), size_of::<Track>()),

@@ -87,7 +87,7 @@ fn loads_events_metadata_and_names() {
     assert_eq!(trace.tracks[op.track as usize].tid, TrackId::Num(1));
     assert_eq!(trace.flows[0].track, op.track);
     let kernel = &trace.events[1];
-    assert_eq!(kernel.correlation, Some(9));
+    assert_eq!(kernel.correlation(), Some(9));
     let gpu = trace.gpu_args(kernel).expect("gpu args");
     assert_eq!((gpu.stream, gpu.grid), (Some(7), Some([1, 2, 3])));
     assert_eq!(kernel.end(), 22.25);
@@ -102,7 +102,7 @@ fn bare_array_and_big_ids() {
     )
     .expect("loads");
     assert_eq!(trace.events.len(), 1);
-    assert!(trace.events[0].correlation.is_some());
+    assert!(trace.events[0].correlation().is_some());
 }
 
 #[test]

@@ -9,15 +9,47 @@
 //! `TRACEGATE_BENCH_TRACE` or pass a path to use another, and
 //! `TRACEGATE_BENCH_ITERS` for the number of iterations (default 5). Without
 //! the corpus it says so and succeeds. Std only: no benchmark framework.
+//!
+//! Memory: the peak RSS during each stage and the RSS after it (the last
+//! iteration's, from `/proc/self/status`, Linux only), and the loaded
+//! model's tables sized by arithmetic (length × element size), to show
+//! what dominates peak RSS.
 
 use std::env;
 use std::fs::File;
 use std::hint::black_box;
 use std::io::{self, BufReader, Read};
+use std::mem::size_of;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use flate2::read::MultiGzDecoder;
+
+/// Starts a stage's peak RSS at the current RSS (Linux: writing 5 to
+/// `/proc/self/clear_refs` resets `VmHWM`); elsewhere does nothing.
+fn reset_peak() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// (peak RSS during the stage, RSS after it) in bytes, from
+/// `/proc/self/status`; zeros where that file does not exist.
+fn rss() -> (u64, u64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(name))
+            .and_then(|rest| {
+                rest.trim()
+                    .trim_end_matches("kB")
+                    .trim()
+                    .parse::<u64>()
+                    .ok()
+            })
+            .map_or(0, |kb| kb * 1024)
+    };
+    (field("VmHWM:"), field("VmRSS:"))
+}
 
 const DEFAULT_TRACE: &str =
     "../shared/corpus/tracelens/h100/google_owlv2-large-patch14-ensemble__1016001.json.gz";
@@ -46,7 +78,10 @@ fn main() {
     let mut analyse = Vec::new();
     let mut json_bytes = 0u64;
     let mut events = 0usize;
+    let mut heaps = Vec::new();
+    let mut tables = Vec::new();
     for _ in 0..iterations {
+        heaps.clear();
         if is_gzip(&path) {
             let start = Instant::now();
             let n = gunzip_to_sink(&path).expect("the trace decompresses");
@@ -54,19 +89,26 @@ fn main() {
             black_box(n);
         }
 
+        reset_peak();
         let start = Instant::now();
         let trace = tracegate::trace::load_file(&path, &mut |_| {}).expect("the trace loads");
         load.push(start.elapsed());
+        heaps.push(("trace::load_file", rss()));
         json_bytes = trace.json_bytes;
         events = trace.events.len();
+        tables = model_tables(&trace);
 
+        reset_peak();
         let start = Instant::now();
         let tree = tracegate::trace::link::link(&trace);
         link.push(start.elapsed());
+        heaps.push(("tree::link", rss()));
 
+        reset_peak();
         let start = Instant::now();
         let profile = tracegate::analysis::analyse::analyse(&trace, &tree);
         analyse.push(start.elapsed());
+        heaps.push(("analyse::analyse", rss()));
         black_box(&profile);
     }
     let total: Vec<Duration> = (0..iterations)
@@ -99,6 +141,46 @@ fn main() {
     row("tree::link", &link);
     row("analyse::analyse", &analyse);
     row("load + link + analyse", &total);
+
+    println!();
+    println!("| stage (last iteration) | peak RSS during it | RSS after it | peak / JSON size |");
+    println!("|---|---:|---:|---:|");
+    for (stage, (peak, live)) in &heaps {
+        println!(
+            "| {stage} | {:.1} MB | {:.1} MB | {:.3} |",
+            mb(*peak),
+            mb(*live),
+            *peak as f64 / json_bytes.max(1) as f64
+        );
+    }
+    println!();
+    println!("| model table | rows | bytes per row | MB (length × size) |");
+    println!("|---|---:|---:|---:|");
+    for (table, rows, size) in &tables {
+        println!(
+            "| {table} | {rows} | {size} | {:.1} |",
+            mb((rows * size) as u64)
+        );
+    }
+}
+
+/// The loaded model's tables: (name, rows, bytes per row).
+fn model_tables(trace: &tracegate::trace::Trace) -> Vec<(&'static str, usize, usize)> {
+    use tracegate::trace::{CommArgs, Event, Flow, GpuArgs, LaunchArgs, OpArgs, Track};
+    vec![
+        ("events", trace.events.len(), size_of::<Event>()),
+        ("op_args", trace.op_args.len(), size_of::<OpArgs>()),
+        ("gpu_args", trace.gpu_args.len(), size_of::<GpuArgs>()),
+        (
+            "launch_args",
+            trace.launch_args.len(),
+            size_of::<LaunchArgs>(),
+        ),
+        ("comm_args", trace.comm_args.len(), size_of::<CommArgs>()),
+        ("flows", trace.flows.len(), size_of::<Flow>()),
+        ("tracks", trace.tracks.len(), size_of::<Track>()),
+        ("strings (count only)", trace.strings.len(), 0),
+    ]
 }
 
 fn is_gzip(path: &Path) -> bool {

@@ -120,7 +120,7 @@ fn split_pair(text: &str, flag: &str) -> Result<(String, String), String> {
 
 enum Output {
     Plain(BufWriter<File>),
-    Gzip(GzEncoder<BufWriter<File>>),
+    Gzip(Box<GzEncoder<BufWriter<File>>>),
 }
 
 impl Output {
@@ -129,7 +129,7 @@ impl Output {
         let buffered = BufWriter::with_capacity(1 << 20, file);
         let gzip = path.extension().is_some_and(|ext| ext == "gz");
         Ok(if gzip {
-            Output::Gzip(GzEncoder::new(buffered, Compression::best()))
+            Output::Gzip(Box::new(GzEncoder::new(buffered, Compression::best())))
         } else {
             Output::Plain(buffered)
         })

@@ -566,7 +566,7 @@ fn memsets_with_only_a_flow_end_count_in_the_all_gpu_work_timeline() {
         .filter(|&i| {
             let event = &trace.events[i as usize];
             event.kind == Kind::Memset
-                && event.correlation.and_then(|c| phases.get(&c)) == Some(&(false, true))
+                && event.correlation().and_then(|c| phases.get(&c)) == Some(&(false, true))
         })
         .collect();
     assert_eq!(only_end.len(), 73);

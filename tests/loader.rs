@@ -418,7 +418,7 @@ fn loaded(trace: &Trace) -> Loaded {
                     e.dur,
                     name,
                     e.kind,
-                    e.correlation,
+                    e.correlation(),
                     e.index,
                     pid,
                     tid,

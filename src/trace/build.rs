@@ -155,12 +155,13 @@ impl Builder {
         self.trace.events.push(Event {
             ts,
             dur,
+            correlation: correlation.unwrap_or(0),
             name,
             track,
-            kind,
-            correlation,
             index,
             detail,
+            kind,
+            has_correlation: correlation.is_some(),
         });
     }
 

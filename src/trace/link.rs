@@ -218,7 +218,7 @@ fn link_launches(trace: &Trace, tree: &mut Tree) {
     let mut launch_by_correlation: FxHashMap<u64, u32> = FxHashMap::default();
     for (index, event) in trace.events.iter().enumerate() {
         if matches!(event.kind, Kind::Runtime | Kind::Driver) {
-            if let Some(correlation) = event.correlation {
+            if let Some(correlation) = event.correlation() {
                 match launch_by_correlation.entry(correlation) {
                     // Keep the first launch with this id, as the trace lists it.
                     Entry::Occupied(_) => tree.anomalies.duplicate_correlations += 1,
@@ -235,7 +235,7 @@ fn link_launches(trace: &Trace, tree: &mut Tree) {
             continue;
         }
         tree.gpu_events.push(index as u32);
-        let launch = match event.correlation {
+        let launch = match event.correlation() {
             Some(correlation) => launch_by_correlation.get(&correlation).copied(),
             None => flow_links.launch_of(event),
         };
@@ -277,7 +277,7 @@ impl FlowLinks {
         let needed = trace
             .events
             .iter()
-            .any(|e| e.kind.is_gpu_work() && e.correlation.is_none());
+            .any(|e| e.kind.is_gpu_work() && e.correlation().is_none());
         let mut links = FlowLinks {
             start_by_id: FxHashMap::default(),
             end_by_place: FxHashMap::default(),

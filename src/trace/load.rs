@@ -13,15 +13,17 @@
 //! parses it again, so where the window ends never changes the result.
 //! docs/RELIABILITY.md lists the limits and the kinds of bad input handled.
 
-use std::cell::Cell;
 use std::fs::{self, File};
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
-use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, mpsc};
+use std::thread;
 
 use flate2::bufread::MultiGzDecoder;
 
 use super::build::Builder;
+use super::inflate::{self, ChunkReader};
 use super::model::Trace;
 use super::raw::RawEvent;
 use super::window::{Input, quote_non_finite, value_extent};
@@ -88,7 +90,8 @@ pub fn load_file_with(
         path: label.clone(),
         source,
     })?;
-    load_windowed(&label, file, limits, WINDOW, progress)
+    let threads = Threads { inflate: true };
+    load_threaded(&label, file, limits, WINDOW, threads, progress)
 }
 
 /// Refuses a FIFO, device or socket unless `limits` allows them: opening a
@@ -147,8 +150,16 @@ pub fn load_reader<R: Read>(
     })
 }
 
+/// How the loader uses threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Threads {
+    /// Inflate gzip on its own thread ([`super::inflate`]).
+    pub inflate: bool,
+}
+
 /// The loader, with the window's starting size a parameter so that tests
 /// can put its end anywhere. `progress` gets the reader's bytes read so far.
+/// On one thread, so `reader` need not be `Send`.
 fn load_windowed<R: Read>(
     label: &str,
     reader: R,
@@ -156,10 +167,83 @@ fn load_windowed<R: Read>(
     window: usize,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Trace, LoadError> {
-    let read_so_far = Rc::new(Cell::new(0u64));
+    let (buffered, is_gzip, read_so_far) = open(label, reader)?;
+    let source: Box<dyn Read + '_> = if is_gzip {
+        Box::new(MultiGzDecoder::new(buffered))
+    } else {
+        Box::new(buffered)
+    };
+    parse(
+        label,
+        source,
+        is_gzip,
+        read_so_far,
+        limits,
+        window,
+        progress,
+    )
+}
+
+/// [`load_windowed`] with the given [`Threads`].
+pub(crate) fn load_threaded<R: Read + Send>(
+    label: &str,
+    reader: R,
+    limits: &LoadLimits,
+    window: usize,
+    threads: Threads,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Trace, LoadError> {
+    if !threads.inflate {
+        return load_windowed(label, reader, limits, window, progress);
+    }
+    let (buffered, is_gzip, read_so_far) = open(label, reader)?;
+    if !is_gzip {
+        return parse(
+            label,
+            Box::new(buffered),
+            false,
+            read_so_far,
+            limits,
+            window,
+            progress,
+        );
+    }
+    let handed_out = Arc::new(AtomicU64::new(0));
+    thread::scope(|scope| {
+        let (sender, receiver) = mpsc::sync_channel(inflate::DEPTH);
+        let decoder = MultiGzDecoder::new(buffered);
+        thread::Builder::new()
+            .name("inflate".to_string())
+            .spawn_scoped(scope, move || {
+                inflate::inflate(decoder, &read_so_far, &sender)
+            })
+            .map_err(|source| LoadError::Io {
+                path: label.to_string(),
+                source,
+            })?;
+        let chunks = ChunkReader::new(receiver, Arc::clone(&handed_out));
+        parse(
+            label,
+            Box::new(chunks),
+            true,
+            handed_out,
+            limits,
+            window,
+            progress,
+        )
+    })
+}
+
+/// A reader, buffered and counted, and whether it holds gzip.
+type Opened<R> = (BufReader<CountingReader<R>>, bool, Arc<AtomicU64>);
+
+/// Buffers `reader`, counting the bytes read from it, and says whether it
+/// holds gzip (by its magic bytes).
+fn open<R: Read>(label: &str, reader: R) -> Result<Opened<R>, LoadError> {
+    let read_so_far = Arc::new(AtomicU64::new(0));
     let counting = CountingReader {
         inner: reader,
-        count: Rc::clone(&read_so_far),
+        count: Arc::clone(&read_so_far),
     };
     let mut buffered = BufReader::with_capacity(WINDOW, counting);
     let head = buffered.fill_buf().map_err(|source| LoadError::Io {
@@ -167,14 +251,23 @@ fn load_windowed<R: Read>(
         source,
     })?;
     let is_gzip = head.starts_with(&GZIP_MAGIC);
-    let source: Box<dyn Read + '_> = if is_gzip {
-        Box::new(MultiGzDecoder::new(buffered))
-    } else {
-        Box::new(buffered)
-    };
+    Ok((buffered, is_gzip, read_so_far))
+}
+
+/// Parses the text `source` gives; `read_so_far` counts the file bytes
+/// behind the text read so far.
+fn parse(
+    label: &str,
+    source: Box<dyn Read + '_>,
+    is_gzip: bool,
+    read_so_far: Arc<AtomicU64>,
+    limits: &LoadLimits,
+    window: usize,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Trace, LoadError> {
     let max_window = usize::try_from(limits.max_event_bytes.max(1)).unwrap_or(usize::MAX);
     let max_arg_bytes = usize::try_from(limits.max_arg_bytes).unwrap_or(usize::MAX);
-    let mut on_fill = || progress(read_so_far.get());
+    let mut on_fill = || progress(read_so_far.load(Ordering::Relaxed));
     let mut loader = Loader {
         input: Input {
             reader: source,
@@ -186,7 +279,7 @@ fn load_windowed<R: Read>(
             is_gzip,
             label,
             max_window,
-            compressed: Rc::clone(&read_so_far),
+            compressed: Arc::clone(&read_so_far),
             max_inflation_ratio: limits.max_inflation_ratio,
             inflation_floor: limits.inflation_floor_bytes,
         },
@@ -202,13 +295,13 @@ fn load_windowed<R: Read>(
 
 struct CountingReader<R> {
     inner: R,
-    count: Rc<Cell<u64>>,
+    count: Arc<AtomicU64>,
 }
 
 impl<R: Read> Read for CountingReader<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.inner.read(buf)?;
-        self.count.set(self.count.get() + n as u64);
+        self.count.fetch_add(n as u64, Ordering::Relaxed);
         Ok(n)
     }
 }

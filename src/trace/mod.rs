@@ -3,6 +3,7 @@
 
 mod build;
 pub mod error;
+mod inflate;
 pub mod link;
 mod load;
 pub mod model;

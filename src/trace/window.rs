@@ -6,9 +6,9 @@
 //! grows past the largest value allowed, and it refuses gzip data that
 //! inflates like a decompression bomb.
 
-use std::cell::Cell;
 use std::io::{self, Read};
-use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::trace::error::LoadError;
 
@@ -27,8 +27,9 @@ pub(crate) struct Input<'a> {
     pub label: &'a str,
     /// The window never grows past this: the largest value allowed.
     pub max_window: usize,
-    /// File bytes read so far, for the inflation check.
-    pub compressed: Rc<Cell<u64>>,
+    /// File bytes read so far (behind the text read so far), for the
+    /// inflation check.
+    pub compressed: Arc<AtomicU64>,
     /// Refuse gzip data past `inflation_floor` bytes that is more than this
     /// many times its compressed size.
     pub max_inflation_ratio: u64,
@@ -96,7 +97,7 @@ impl Input<'_> {
 
     fn check_inflation(&self) -> Result<(), LoadError> {
         let inflated = self.base + self.len as u64;
-        let compressed = self.compressed.get();
+        let compressed = self.compressed.load(Ordering::Relaxed);
         if self.is_gzip
             && inflated > self.inflation_floor
             && inflated / compressed.max(1) > self.max_inflation_ratio

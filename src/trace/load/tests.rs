@@ -87,7 +87,7 @@ fn loads_events_metadata_and_names() {
     assert_eq!(trace.tracks[op.track as usize].tid, TrackId::Num(1));
     assert_eq!(trace.flows[0].track, op.track);
     let kernel = &trace.events[1];
-    assert_eq!(kernel.correlation, Some(9));
+    assert_eq!(kernel.correlation(), Some(9));
     let gpu = trace.gpu_args(kernel).expect("gpu args");
     assert_eq!((gpu.stream, gpu.grid), (Some(7), Some([1, 2, 3])));
     assert_eq!(kernel.end(), 22.25);
@@ -102,7 +102,7 @@ fn bare_array_and_big_ids() {
     )
     .expect("loads");
     assert_eq!(trace.events.len(), 1);
-    assert!(trace.events[0].correlation.is_some());
+    assert!(trace.events[0].correlation().is_some());
 }
 
 #[test]
@@ -518,4 +518,105 @@ fn hundred_thousand_distinct_ops_load_in_linear_time() {
 fn events_are_kinds_from_categories_after_all_checks() {
     let trace = load(r#"[{"ph": "X", "cat": "kernel", "ts": 0, "dur": 0}]"#).expect("loads");
     assert_eq!(trace.events[0].kind, Kind::Kernel);
+}
+
+/// Loads `bytes` as `load_file` does, with or without the inflate thread.
+fn load_inflating(bytes: &[u8], window: usize, inflate: bool) -> Result<Trace, LoadError> {
+    let threads = Threads { inflate };
+    load_threaded(
+        "t.json",
+        bytes,
+        &LoadLimits::default(),
+        window,
+        threads,
+        &mut |_| {},
+    )
+}
+
+/// A trace of `events` kernels, several of the inflate thread's chunks long.
+fn many_kernels(events: usize) -> String {
+    let event = |i: usize| {
+        format!(
+            r#"{{"ph": "X", "cat": "kernel", "name": "k{}", "pid": 0, "tid": 7, "ts": {i}.5, "dur": 1, "args": {{"correlation": {i}, "grid": [1, 2, 3]}}}}"#,
+            i % 97
+        )
+    };
+    let events: Vec<String> = (0..events).map(event).collect();
+    format!(
+        r#"{{"schemaVersion": 1, "traceEvents": [{}]}}"#,
+        events.join(",\n")
+    )
+}
+
+#[test]
+fn the_inflate_thread_changes_nothing() {
+    let text = many_kernels(80_000);
+    assert!(text.len() > 10 << 20, "{} bytes", text.len());
+    // Two gzip members, split mid-event.
+    let mut two_members = gzip(&text.as_bytes()[..text.len() / 3]);
+    two_members.extend_from_slice(&gzip(&text.as_bytes()[text.len() / 3..]));
+    // A bad event deep in: its index and byte offset must be the same.
+    let broken = text.replace(r#""ts": 29008.5, "dur""#, r#""ts": 29008.5 "dur""#);
+    for (what, bytes) in [
+        ("one member", gzip(text.as_bytes())),
+        ("two members", two_members),
+        ("a bad event", gzip(broken.as_bytes())),
+        ("plain text", text.clone().into_bytes()),
+    ] {
+        for window in [WINDOW, 4096] {
+            let alone = summary(load_inflating(&bytes, window, false));
+            let threaded = summary(load_inflating(&bytes, window, true));
+            assert_eq!(alone, threaded, "{what}, window {window}");
+        }
+    }
+    let error = load_inflating(&gzip(broken.as_bytes()), WINDOW, true).unwrap_err();
+    assert!(
+        error.to_string().contains("event 29008"),
+        "the bad event is named: {error}"
+    );
+}
+
+#[test]
+fn broken_gzip_is_a_gzip_error_with_or_without_the_inflate_thread() {
+    let compressed = gzip(many_kernels(20_000).as_bytes());
+    let mut corrupt = compressed.clone();
+    corrupt[compressed.len() / 2] ^= 0x55;
+    for bytes in [&compressed[..compressed.len() / 2], &corrupt[..]] {
+        for inflate in [false, true] {
+            let error = load_inflating(bytes, WINDOW, inflate).unwrap_err();
+            assert!(
+                matches!(error, LoadError::Gzip { .. } | LoadError::Event { .. }),
+                "inflate thread {inflate}: {error}"
+            );
+        }
+    }
+}
+
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
+#[test]
+fn every_corpus_trace_loads_the_same_with_the_inflate_thread() {
+    let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+    let mut stack = vec![corpus];
+    let mut traces = 0;
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("readable corpus dir") {
+            let path = entry.expect("dir entry").path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if !path.to_string_lossy().ends_with(".json.gz") {
+                continue;
+            }
+            let bytes = std::fs::read(&path).expect("readable trace");
+            let alone = summary(load_inflating(&bytes, WINDOW, false));
+            let threaded = summary(load_inflating(&bytes, WINDOW, true));
+            assert!(alone == threaded, "{}", path.display());
+            traces += 1;
+        }
+    }
+    assert!(traces >= 10, "found {traces} gzip traces");
 }

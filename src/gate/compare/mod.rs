@@ -52,6 +52,11 @@
 //!   two platforms (one peak basis on both sides, see `expected.rs`), or by
 //!   category when the row has no perf model.
 //!
+//! 6. Besides, **kernel families** sum each kernel name over every row
+//!    that launches it ([`Comparison::kernel_families`], `families.rs`),
+//!    per launch: a kernel spread over many rows slows each row by less
+//!    than the impact minimum, but not its total.
+//!
 //! # Graph replay
 //!
 //! Rows of graph-replayed work carry their graph in the key. When a graph's
@@ -77,7 +82,8 @@
 //! `graph.rs` folds changes inside graphs and reads coverage;
 //! `kernel_parts.rs` compares the kernels of rows whose calls launch
 //! different kernels, each over its own launches;
-//! `phases.rs` compares prefill with prefill and decode with decode;
+//! `families.rs` compares each kernel name several rows launch over all
+//! its launches; `phases.rs` compares prefill with prefill and decode with decode;
 //! `notes.rs` writes the remarks and the nothing-to-compare reason. This
 //! file puts them together.
 //!
@@ -86,6 +92,7 @@
 //! [`stats::max_relative_deviation`]: crate::gate::stats::max_relative_deviation
 
 mod expected;
+mod families;
 mod graph;
 mod kernel_parts;
 mod kernels;
@@ -112,6 +119,7 @@ pub use model::{
     TimelineComparison,
 };
 
+use families::kernel_families;
 use graph::{coverage_of, fold_graph_changes};
 use kernel_parts::kernel_parts;
 use matching::match_rows;
@@ -196,6 +204,11 @@ pub fn compare(
                 .map(|(rows, cand)| context.compare_row(&cand.key(), rows, cand)),
         )
         .collect();
+    let kernel_families = if cross_platform {
+        Vec::new()
+    } else {
+        kernel_families(&context)
+    };
     let kernel_parts: Vec<KernelPart> = if cross_platform {
         Vec::new()
     } else {
@@ -293,6 +306,7 @@ pub fn compare(
         shape_changed,
         op_totals,
         kernel_parts,
+        kernel_families,
         new_ops,
         missing_ops,
         nothing_to_compare,

@@ -315,6 +315,11 @@ pub struct Comparison {
     /// (`kernel_parts.rs`), each compared over its own launches; not
     /// counted among the matched rows.
     pub kernel_parts: Vec<KernelPart>,
+    /// Kernel families: each kernel name several rows launch, compared over
+    /// all its launches (`families.rs`), largest absolute impact first; not
+    /// counted among the matched rows. Empty across platforms.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kernel_families: Vec<OpComparison>,
     /// Rows only the candidate has, most time first.
     pub new_ops: Vec<OpSide>,
     /// Rows only the baseline has, most time first.

@@ -1,9 +1,10 @@
 //! One workload's comparison walked rule by rule: kernel selection and the
 //! statistical tests per matched row, the kernels of rows whose calls
-//! launch different kernels, slowdowns spread over an op's shapes,
-//! shape changes, new and missing ops, then the timeline, efficiency and
+//! launch different kernels, slowdowns spread over an op's shapes, kernels
+//! spread over rows, shape changes, new and missing ops, then the timeline, efficiency and
 //! budget rules.
 
+use super::families::family_findings;
 use super::findings::{
     Pending, ignored, nothing_to_compare, op_finding, priority_of, set_sample_figures, short_op,
     summed_rows, time_per,
@@ -197,6 +198,7 @@ pub(super) fn judge_workload(
         }
     }
     total_findings(comparison, policy, &flagged, pending);
+    family_findings(comparison, policy, pending);
     for change in &comparison.shape_changed {
         let mut finding = op_finding(
             "shape_changed",

@@ -10,7 +10,7 @@ use super::bounds::{
     MAX_DEVICES, MAX_KERNELS, MAX_MODEL_COUNT, MAX_OPS, MAX_SAMPLES, MAX_STEPS, MAX_STRING_BYTES,
     MAX_TIME_US, too_many,
 };
-use super::format::{OpSnapshot, Snapshot};
+use super::format::{KernelSamples, OpSnapshot, Snapshot};
 use crate::analysis::ops::stats::Stats;
 use crate::analysis::timeline::Breakdown;
 
@@ -142,18 +142,7 @@ fn op_row(index: usize, op: &OpSnapshot) -> Result<(), String> {
         string(kernel)
             .map_err(|problem| at(format_args!("{place}.kernel_sequence[{i}]"), problem))?;
     }
-    length(op.kernel_samples_us.len(), MAX_KERNELS, "kernels")
-        .map_err(|problem| at(format_args!("{place}.kernel_samples_us"), problem))?;
-    for (k, kernel) in op.kernel_samples_us.iter().enumerate() {
-        let place = format!("{place}.kernel_samples_us[{k}]");
-        string(&kernel.name).map_err(|problem| at(format_args!("{place}.name"), problem))?;
-        time(kernel.total_us).map_err(|problem| at(format_args!("{place}.total_us"), problem))?;
-        length(kernel.samples_us.len(), MAX_SAMPLES, "samples")
-            .map_err(|problem| at(format_args!("{place}.samples_us"), problem))?;
-        for (i, &sample) in kernel.samples_us.iter().enumerate() {
-            time(sample).map_err(|problem| at(format_args!("{place}.samples_us[{i}]"), problem))?;
-        }
-    }
+    kernel_samples(&format!("{place}.kernel_samples_us"), &op.kernel_samples_us)?;
     if let Some(model) = &op.model {
         string(&model.family)
             .map_err(|problem| at(format_args!("{place}.model.family"), problem))?;
@@ -243,6 +232,7 @@ impl Snapshot {
             }
         }
         self.check_phases()?;
+        kernel_samples("kernel_families", &self.kernel_families)?;
         times("short_kernels", &[("time_us", self.short_kernels.time_us)])?;
         times(
             "idle",
@@ -280,4 +270,20 @@ impl Snapshot {
         }
         Ok(())
     }
+}
+
+/// The bounds of a list of kernels' launches at `place`.
+fn kernel_samples(place: &str, kernels: &[KernelSamples]) -> Result<(), String> {
+    length(kernels.len(), MAX_KERNELS, "kernels").map_err(|problem| at(place, problem))?;
+    for (k, kernel) in kernels.iter().enumerate() {
+        let place = format!("{place}[{k}]");
+        string(&kernel.name).map_err(|problem| at(format_args!("{place}.name"), problem))?;
+        time(kernel.total_us).map_err(|problem| at(format_args!("{place}.total_us"), problem))?;
+        length(kernel.samples_us.len(), MAX_SAMPLES, "samples")
+            .map_err(|problem| at(format_args!("{place}.samples_us"), problem))?;
+        for (i, &sample) in kernel.samples_us.iter().enumerate() {
+            time(sample).map_err(|problem| at(format_args!("{place}.samples_us[{i}]"), problem))?;
+        }
+    }
+    Ok(())
 }

@@ -23,8 +23,13 @@ pub const SNAPSHOT_FORMAT: &str = "tracegate-snapshot";
 /// [`Snapshot::coverage`], so a snapshot without them is still 1.0; 1.2
 /// added the inference phases ([`Snapshot::inference_steps`],
 /// [`Snapshot::phase_ops`]); 1.3 the launches of each kernel of a row whose
-/// calls launch different kernels ([`OpSnapshot::kernel_samples_us`]).
-pub const SNAPSHOT_VERSION: SnapshotVersion = SnapshotVersion { major: 1, minor: 3 };
+/// calls launch different kernels ([`OpSnapshot::kernel_samples_us`]); 1.4
+/// the kernel families shared by rows ([`Snapshot::kernel_families`]).
+pub const SNAPSHOT_VERSION: SnapshotVersion = SnapshotVersion { major: 1, minor: 4 };
+
+/// The version of a snapshot that uses kernel samples but no kernel
+/// families.
+pub const SNAPSHOT_VERSION_1_3: SnapshotVersion = SnapshotVersion { major: 1, minor: 3 };
 
 /// The version of a snapshot that uses inference phases but no kernel
 /// samples.
@@ -105,6 +110,15 @@ pub struct Snapshot {
         deserialize_with = "bounds::steps"
     )]
     pub phase_ops: Vec<PhaseOpsSnapshot>,
+    /// Kernel families (1.4): each kernel name that several rows launch,
+    /// its launches over all of them, most time first
+    /// (`snapshot/families.rs` says which are kept).
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "bounds::kernels"
+    )]
+    pub kernel_families: Vec<KernelSamples>,
 }
 
 /// One inference step (a model forward) and its phase.

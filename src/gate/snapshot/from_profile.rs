@@ -14,8 +14,9 @@ use super::bounds::{
 use super::format::{
     AnomalyCounts, Fingerprint, GpuCount, IdleCounts, InferenceStepSnapshot, KernelSamples, OpKey,
     OpSnapshot, PhaseOpsSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, SNAPSHOT_VERSION_1_0,
-    SNAPSHOT_VERSION_1_1, SNAPSHOT_VERSION_1_2, ShortKernelCounts, Snapshot, StepSnapshot,
+    SNAPSHOT_VERSION_1_1, SNAPSHOT_VERSION_1_2, SNAPSHOT_VERSION_1_3, ShortKernelCounts, Snapshot, StepSnapshot,
 };
+use super::families::kernel_families;
 use super::source::workload_name;
 use crate::analysis::comm::CommKernels;
 use crate::analysis::ops::category;
@@ -70,6 +71,8 @@ impl Snapshot {
         if let Some(replay) = &profile.graph_replay {
             ops.extend(op_rows(&replay.graphs));
         }
+        let replayed = profile.graph_replay.iter().flat_map(|r| &r.graphs);
+        let families = kernel_families(profile.unique_args.iter().chain(replayed));
         let mut coverage = profile.coverage.clone();
         if ops.is_empty() && !profile.kernels.is_empty() {
             // A GPU-only trace: its kernels are its rows, and so all of its
@@ -80,8 +83,10 @@ impl Snapshot {
         }
         let coverage = (!coverage.is_complete()).then_some(coverage);
         let (inference_steps, phase_ops) = phase_rows(profile);
-        let version = if ops.iter().any(|op| !op.kernel_samples_us.is_empty()) {
+        let version = if !families.is_empty() {
             SNAPSHOT_VERSION
+        } else if ops.iter().any(|op| !op.kernel_samples_us.is_empty()) {
+            SNAPSHOT_VERSION_1_3
         } else if !inference_steps.is_empty() {
             SNAPSHOT_VERSION_1_2
         } else if coverage.is_some() || ops.iter().any(|op| op.graph.is_some()) {
@@ -129,6 +134,7 @@ impl Snapshot {
             coverage,
             inference_steps,
             phase_ops,
+            kernel_families: families,
         }
     }
 }

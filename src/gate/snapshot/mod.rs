@@ -37,6 +37,7 @@
 
 mod bounds;
 mod check;
+mod families;
 mod format;
 mod from_profile;
 #[cfg(test)]
@@ -55,7 +56,7 @@ pub use bounds::{
 pub use format::{
     AnomalyCounts, Fingerprint, GpuCount, IdleCounts, InferenceStepSnapshot, KernelSamples, OpKey,
     OpSnapshot, PhaseOpsSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, SNAPSHOT_VERSION_1_0,
-    SNAPSHOT_VERSION_1_1, SNAPSHOT_VERSION_1_2, ShortKernelCounts, Snapshot, SnapshotVersion,
+    SNAPSHOT_VERSION_1_1, SNAPSHOT_VERSION_1_2, SNAPSHOT_VERSION_1_3, ShortKernelCounts, Snapshot, SnapshotVersion,
     StepSnapshot,
 };
 pub use from_profile::spaced_sample;

@@ -164,6 +164,7 @@ pub(crate) fn tiny_snapshot() -> Snapshot {
         coverage: None,
         inference_steps: Vec::new(),
         phase_ops: Vec::new(),
+        kernel_families: Vec::new(),
     }
 }
 

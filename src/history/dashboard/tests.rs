@@ -91,6 +91,7 @@ fn snapshot(run: usize, ops: usize) -> Snapshot {
         coverage: None,
         inference_steps: Vec::new(),
         phase_ops: Vec::new(),
+        kernel_families: Vec::new(),
     }
 }
 

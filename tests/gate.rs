@@ -1084,7 +1084,7 @@ fn a_window_of_baselines_measures_noise_and_still_catches_a_regression() {
     assert_eq!(gate.code, 1, "{}", gate.describe());
     let first = &gate.findings()[0];
     assert_eq!(first["kind"], "regression", "{}", gate.describe());
-    assert_eq!(first["op"]["name"], op);
+    assert_eq!(first["op"]["name"], op, "{}", gate.describe());
     // The threshold is the policy's 5%, raised at most to the measured noise.
     let limit = f64_of(&first["limit"]);
     assert!((5.0..=6.0).contains(&limit), "limit {limit}");

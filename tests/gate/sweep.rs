@@ -528,7 +528,10 @@ const SPREAD_FAMILIES: [(&str, &str); 7] = [
         "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>",
     ),
     ("hta/trace_diff_test_v100.json.gz", "volta_sgemm_128x64_nn"),
-    ("kineto/resnet50_v100_2021_format.json.gz", "volta_sgemm_64x64_nt"),
+    (
+        "kineto/resnet50_v100_2021_format.json.gz",
+        "volta_sgemm_64x64_nt",
+    ),
     (
         "kineto/resnet50_v100_2021_format.json.gz",
         "volta_scudnn_winograd_128x128_ldg1_ldg4_relu_tile148t_nt_v1",

@@ -4,10 +4,13 @@
 //! in every row that launches it, each row adding less than the impact
 //! minimum, fails here with the kernel named.
 //!
-//! A family that one pending failing row (or kernel part) already
-//! explains — a row launching the kernel that adds at least half the
-//! family's added time — is not reported again: the row's finding names
-//! where the time went more precisely.
+//! Only a confident change of at least the impact minimum is reported (no
+//! warnings below it, nothing inconclusive: the rows say those). A family
+//! that failing findings about the ops launching the kernel already
+//! explain — adding at least half the family's added time together — is
+//! not reported again: those findings say where the time went.
+
+use std::collections::BTreeSet;
 
 use super::findings::{Pending, short_op};
 use super::rows::judge_same_platform;
@@ -31,15 +34,21 @@ pub(super) fn family_findings(
         if is_communication(side) || explained(comparison, family, pending) {
             continue;
         }
+        // Only a family's own material change is reported: below the
+        // impact minimum its rows name their slowdowns themselves.
         let too_small = family.baseline.time_us.max(side.time_us)
-            < noise.min_time_for(comparison.baseline_total_us);
+            < noise.min_time_for(comparison.baseline_total_us)
+            || family.impact_percent.abs() < noise.min_impact_percent;
         if too_small {
             continue;
         }
         let threshold_percent = noise.threshold_percent(family.noise.map(|n| n * 100.0));
-        if let Some(mut judged) =
-            judge_same_platform(family, policy, &comparison.workload, threshold_percent)
-        {
+        // Confident findings only: launches of several shapes pooled give
+        // a median that moves with which launch sits in the middle, and
+        // an inconclusive one would only echo that.
+        let judged = judge_same_platform(family, policy, &comparison.workload, threshold_percent)
+            .filter(|judged| !judged.finding.statistics.inconclusive);
+        if let Some(mut judged) = judged {
             let name = short_op(side);
             let rest = judged
                 .finding
@@ -59,27 +68,39 @@ pub(super) fn family_findings(
     pending.append(&mut found);
 }
 
-/// Whether a pending failing finding about one row that launches the
-/// family holds at least half of the family's added time.
+/// Whether the pending failing findings about ops that launch the family —
+/// their rows, kernels of their rows, their shapes together or their
+/// totals — hold at least half of the family's added time together.
 fn explained(comparison: &Comparison, family: &OpComparison, pending: &[Pending]) -> bool {
     let kernel = family.candidate.key.name.as_str();
     let launches = |op: &OpComparison| {
         op.candidate.kernel_sequence.iter().any(|k| k == kernel)
             || op.candidate.kernel_us.iter().any(|(k, _)| k == kernel)
     };
-    let rows = comparison.ops.iter().filter(|op| launches(op)).chain(
-        comparison
-            .kernel_parts
-            .iter()
-            .filter(|part| part.kernel == kernel)
-            .map(|part| &part.comparison),
-    );
-    let half = family.impact_percent / 2.0;
-    rows.filter(|op| op.impact_percent >= half)
-        .any(|op| {
-            let row = op.candidate.op_ref();
-            pending.iter().any(|p| {
-                p.finding.severity == Severity::Fail && p.finding.op.as_ref() == Some(&row)
-            })
+    let ops: BTreeSet<&str> = comparison
+        .ops
+        .iter()
+        .filter(|op| launches(op))
+        .chain(
+            comparison
+                .kernel_parts
+                .iter()
+                .filter(|part| part.kernel == kernel)
+                .map(|part| &part.comparison),
+        )
+        .map(|op| op.candidate.key.name.as_str())
+        .collect();
+    let held: f64 = pending
+        .iter()
+        .filter(|p| p.finding.severity == Severity::Fail)
+        .filter(|p| {
+            p.finding
+                .op
+                .as_ref()
+                .is_some_and(|op| ops.contains(op.name.as_str()))
         })
+        .filter_map(|p| p.finding.impact_percent)
+        .map(f64::abs)
+        .sum();
+    held >= family.impact_percent.abs() / 2.0
 }

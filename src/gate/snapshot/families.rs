@@ -26,7 +26,9 @@ const MIN_FAMILY_PERCENT: f64 = 0.1;
 /// durations, evenly spaced, in an order that does not depend on time: by
 /// row key (name, arguments, graph place) and stream, each row's launches
 /// in the trace's order, so the i-th sample of two runs is the same launch.
-pub(super) fn kernel_families<'a>(rows: impl Iterator<Item = &'a UniqueArgs>) -> Vec<KernelSamples> {
+pub(super) fn kernel_families<'a>(
+    rows: impl Iterator<Item = &'a UniqueArgs>,
+) -> Vec<KernelSamples> {
     // Per kernel name: (row order key, launches) per row launching it.
     let mut families: BTreeMap<&str, Vec<(String, &[f64])>> = BTreeMap::new();
     for row in rows.filter(|r| r.graph.as_ref().is_none_or(|g| g.role != GraphRole::Graph)) {

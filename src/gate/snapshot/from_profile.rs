@@ -11,12 +11,13 @@ use super::bounds::{
     MAX_DEVICES, MAX_KERNELS, MAX_OPS, MAX_SAMPLES, MAX_STEPS, stored_breakdown, stored_count,
     stored_stats, stored_string, stored_time,
 };
+use super::families::kernel_families;
 use super::format::{
     AnomalyCounts, Fingerprint, GpuCount, IdleCounts, InferenceStepSnapshot, KernelSamples, OpKey,
     OpSnapshot, PhaseOpsSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, SNAPSHOT_VERSION_1_0,
-    SNAPSHOT_VERSION_1_1, SNAPSHOT_VERSION_1_2, SNAPSHOT_VERSION_1_3, ShortKernelCounts, Snapshot, StepSnapshot,
+    SNAPSHOT_VERSION_1_1, SNAPSHOT_VERSION_1_2, SNAPSHOT_VERSION_1_3, ShortKernelCounts, Snapshot,
+    StepSnapshot,
 };
-use super::families::kernel_families;
 use super::source::workload_name;
 use crate::analysis::comm::CommKernels;
 use crate::analysis::ops::category;

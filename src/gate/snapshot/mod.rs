@@ -56,8 +56,8 @@ pub use bounds::{
 pub use format::{
     AnomalyCounts, Fingerprint, GpuCount, IdleCounts, InferenceStepSnapshot, KernelSamples, OpKey,
     OpSnapshot, PhaseOpsSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, SNAPSHOT_VERSION_1_0,
-    SNAPSHOT_VERSION_1_1, SNAPSHOT_VERSION_1_2, SNAPSHOT_VERSION_1_3, ShortKernelCounts, Snapshot, SnapshotVersion,
-    StepSnapshot,
+    SNAPSHOT_VERSION_1_1, SNAPSHOT_VERSION_1_2, SNAPSHOT_VERSION_1_3, ShortKernelCounts, Snapshot,
+    SnapshotVersion, StepSnapshot,
 };
 pub use from_profile::spaced_sample;
 pub use io::{SNIFF_BYTES, SnapshotError, is_snapshot};

@@ -12,9 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use super::bounds::{MAX_KERNELS, MAX_SAMPLES, stored_string, stored_time};
-use super::format::KernelSamples;
-use super::from_profile::spaced_sample;
+use super::bounds::MAX_KERNELS;
 use crate::analysis::profile::{GraphRole, UniqueArgs};
 
 /// The smallest share of all launches' time, %, a stored family holds:
@@ -22,13 +20,13 @@ use crate::analysis::profile::{GraphRole, UniqueArgs};
 const MIN_FAMILY_PERCENT: f64 = 0.1;
 
 /// The kernel families of `rows` (op rows, then graph rows), most time
-/// first, at most [`MAX_KERNELS`]. Each family's samples are its launch
-/// durations, evenly spaced, in an order that does not depend on time: by
-/// row key (name, arguments, graph place) and stream, each row's launches
-/// in the trace's order, so the i-th sample of two runs is the same launch.
+/// first, at most [`MAX_KERNELS`]: each name with its launch durations, in
+/// an order that does not depend on time: by row key (name, arguments,
+/// graph place) and stream, each row's launches in the trace's order, so
+/// the i-th launch of two runs is the same launch.
 pub(super) fn kernel_families<'a>(
     rows: impl Iterator<Item = &'a UniqueArgs>,
-) -> Vec<KernelSamples> {
+) -> Vec<(String, Vec<f64>)> {
     // Per kernel name: (row order key, launches) per row launching it.
     let mut families: BTreeMap<&str, Vec<(String, &[f64])>> = BTreeMap::new();
     for row in rows.filter(|r| r.graph.as_ref().is_none_or(|g| g.role != GraphRole::Graph)) {
@@ -54,7 +52,7 @@ pub(super) fn kernel_families<'a>(
         .flatten()
         .map(|(_, launches)| launches.iter().sum::<f64>())
         .sum();
-    let mut kept: Vec<KernelSamples> = families
+    let mut kept: Vec<(String, Vec<f64>)> = families
         .into_iter()
         .filter(|(_, parts)| parts.len() > 1)
         .map(|(name, mut parts)| {
@@ -63,19 +61,12 @@ pub(super) fn kernel_families<'a>(
                 .iter()
                 .flat_map(|(_, launches)| launches.iter().copied())
                 .collect();
-            KernelSamples {
-                name: stored_string(name),
-                launches: launches.len() as u64,
-                total_us: stored_time(launches.iter().sum()),
-                samples_us: spaced_sample(&launches, MAX_SAMPLES)
-                    .into_iter()
-                    .map(stored_time)
-                    .collect(),
-            }
+            (name.to_string(), launches)
         })
-        .filter(|family| family.total_us * 100.0 >= MIN_FAMILY_PERCENT * all_us)
+        .filter(|(_, launches)| launches.iter().sum::<f64>() * 100.0 >= MIN_FAMILY_PERCENT * all_us)
         .collect();
-    kept.sort_by(|a, b| b.total_us.total_cmp(&a.total_us).then(a.name.cmp(&b.name)));
+    let total = |launches: &[f64]| launches.iter().sum::<f64>();
+    kept.sort_by(|a, b| total(&b.1).total_cmp(&total(&a.1)).then(a.0.cmp(&b.0)));
     kept.truncate(MAX_KERNELS);
     kept
 }

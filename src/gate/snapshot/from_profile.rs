@@ -73,7 +73,11 @@ impl Snapshot {
             ops.extend(op_rows(&replay.graphs));
         }
         let replayed = profile.graph_replay.iter().flat_map(|r| &r.graphs);
-        let families = kernel_families(profile.unique_args.iter().chain(replayed));
+        let families: Vec<KernelSamples> =
+            kernel_families(profile.unique_args.iter().chain(replayed))
+                .into_iter()
+                .map(|(name, launches)| stored_kernel(&name, &launches))
+                .collect();
         let mut coverage = profile.coverage.clone();
         if ops.is_empty() && !profile.kernels.is_empty() {
             // A GPU-only trace: its kernels are its rows, and so all of its
@@ -394,14 +398,20 @@ fn kernel_samples(rows: &[&UniqueArgs]) -> Vec<KernelSamples> {
     launches_by_name(rows)
         .into_iter()
         .take(MAX_KERNELS)
-        .map(|(name, launches)| KernelSamples {
-            name: stored_string(&name),
-            launches: launches.len() as u64,
-            total_us: stored_time(launches.iter().sum()),
-            samples_us: spaced_sample(&launches, MAX_SAMPLES)
-                .into_iter()
-                .map(stored_time)
-                .collect(),
-        })
+        .map(|(name, launches)| stored_kernel(&name, &launches))
         .collect()
+}
+
+/// One kernel's launches as stored: their count, total and an evenly
+/// spaced sample of them.
+fn stored_kernel(name: &str, launches: &[f64]) -> KernelSamples {
+    KernelSamples {
+        name: stored_string(name),
+        launches: launches.len() as u64,
+        total_us: stored_time(launches.iter().sum()),
+        samples_us: spaced_sample(launches, MAX_SAMPLES)
+            .into_iter()
+            .map(stored_time)
+            .collect(),
+    }
 }

@@ -70,7 +70,9 @@
 //! When the snapshots tag inference steps, each phase both sides ran gets a
 //! row of its own ([`Comparison::phases`]: `decode GPU time per step`, …)
 //! over the per-step GPU times of that phase only; a phase on one side only
-//! is a note.
+//! is a note. With more than one phase, each op name is also compared
+//! within each phase ([`Comparison::phase_ops`], `phase_ops.rs`), over its
+//! GPU time per step of that phase.
 //!
 //! # Files
 //!
@@ -83,7 +85,8 @@
 //! `kernel_parts.rs` compares the kernels of rows whose calls launch
 //! different kernels, each over its own launches;
 //! `families.rs` compares each kernel name several rows launch over all
-//! its launches; `phases.rs` compares prefill with prefill and decode with decode;
+//! its launches; `phases.rs` compares prefill with prefill and decode with decode,
+//! `phase_ops.rs` each op within a phase;
 //! `notes.rs` writes the remarks and the nothing-to-compare reason. This
 //! file puts them together.
 //!
@@ -100,6 +103,7 @@ mod learned;
 mod matching;
 mod model;
 mod notes;
+mod phase_ops;
 mod phases;
 mod rows;
 #[cfg(test)]
@@ -115,8 +119,8 @@ pub use kernels::kernel_diff;
 pub use learned::{LearnedRatio, LearnedRatios, TotalKey};
 pub use model::{
     CompareOptions, Comparison, DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, Expectation,
-    ExpectationBasis, ImpactBasis, KernelPart, OpComparison, OpSide, SamplesBasis, ShapeChange,
-    TimelineComparison,
+    ExpectationBasis, ImpactBasis, KernelPart, OpComparison, OpSide, PhaseOpComparison,
+    SamplesBasis, ShapeChange, TimelineComparison,
 };
 
 use families::kernel_families;
@@ -126,6 +130,7 @@ use matching::match_rows;
 pub use phases::phase_metric;
 
 use notes::{join_counts, learned_note, nothing_to_compare, platforms, runtime_notes};
+use phase_ops::phase_ops;
 use phases::compare_phases;
 use rows::{Context, median_or_zero};
 use timeline::compare_timeline;
@@ -204,6 +209,11 @@ pub fn compare(
                 .map(|(rows, cand)| context.compare_row(&cand.key(), rows, cand)),
         )
         .collect();
+    let phase_ops = if cross_platform {
+        Vec::new()
+    } else {
+        phase_ops(&context)
+    };
     let kernel_families = if cross_platform {
         Vec::new()
     } else {
@@ -302,6 +312,7 @@ pub fn compare(
         seed: options.seed,
         timeline,
         phases,
+        phase_ops,
         ops,
         shape_changed,
         op_totals,

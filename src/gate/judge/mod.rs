@@ -30,7 +30,7 @@
 //! walks one workload's comparison; `rows.rs` judges a matched row
 //! statistically (same platform, across platforms) and applies the
 //! false-discovery control; `families.rs` judges each kernel over all the
-//! rows that launch it; `learned.rs` judges a row against its learned
+//! rows that launch it; `phase_ops.rs` each op within a phase; `learned.rs` judges a row against its learned
 //! cross-platform ratio; `timeline.rs` the timeline rules; `limits.rs`
 //! the efficiency floors and budgets; `integrity.rs` the coverage rule that
 //! makes a verdict inconclusive; `findings.rs` builds findings;
@@ -46,6 +46,7 @@ mod groups;
 mod integrity;
 mod learned;
 mod limits;
+mod phase_ops;
 mod rows;
 mod summary;
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! One workload's comparison walked rule by rule: kernel selection and the
 //! statistical tests per matched row, the kernels of rows whose calls
 //! launch different kernels, slowdowns spread over an op's shapes, kernels
-//! spread over rows, shape changes, new and missing ops, then the timeline, efficiency and
-//! budget rules.
+//! spread over rows, ops within a phase, shape changes, new and missing
+//! ops, then the timeline, efficiency and budget rules.
 
 use super::families::family_findings;
 use super::findings::{
@@ -12,6 +12,7 @@ use super::findings::{
 use super::integrity::integrity_findings;
 use super::learned::{is_learned, judge_learned, judge_risen_rows, risen_impact};
 use super::limits::{budget_findings, efficiency_findings};
+use super::phase_ops::phase_op_findings;
 use super::rows::{judge_cross_platform, judge_same_platform};
 use super::timeline::{phase_findings, timeline_findings};
 use super::totals::{has_total, is_communication, total_findings};
@@ -199,6 +200,7 @@ pub(super) fn judge_workload(
     }
     total_findings(comparison, policy, &flagged, pending);
     family_findings(comparison, policy, pending);
+    phase_op_findings(comparison, policy, pending);
     for change in &comparison.shape_changed {
         let mut finding = op_finding(
             "shape_changed",

@@ -255,18 +255,12 @@ impl Snapshot {
                     ("gpu_time_us", step.gpu_time_us),
                 ],
             )?;
+            op_times(&format!("inference_steps[{i}].ops"), &step.ops)?;
         }
         length(self.phase_ops.len(), MAX_STEPS, "phases")
             .map_err(|problem| at("phase_ops", problem))?;
         for (i, phase) in self.phase_ops.iter().enumerate() {
-            length(phase.ops.len(), MAX_OPS, "op totals")
-                .map_err(|problem| at(format_args!("phase_ops[{i}].ops"), problem))?;
-            for (j, (name, us)) in phase.ops.iter().enumerate() {
-                string(name)
-                    .map_err(|problem| at(format_args!("phase_ops[{i}].ops[{j}]"), problem))?;
-                time(*us)
-                    .map_err(|problem| at(format_args!("phase_ops[{i}].ops[{j}]"), problem))?;
-            }
+            op_times(&format!("phase_ops[{i}].ops"), &phase.ops)?;
         }
         Ok(())
     }
@@ -284,6 +278,16 @@ fn kernel_samples(place: &str, kernels: &[KernelSamples]) -> Result<(), String> 
         for (i, &sample) in kernel.samples_us.iter().enumerate() {
             time(sample).map_err(|problem| at(format_args!("{place}.samples_us[{i}]"), problem))?;
         }
+    }
+    Ok(())
+}
+
+/// The bounds of a list of `(op name, µs)` at `place`.
+fn op_times(place: &str, ops: &[(String, f64)]) -> Result<(), String> {
+    length(ops.len(), MAX_OPS, "op totals").map_err(|problem| at(place, problem))?;
+    for (j, (name, us)) in ops.iter().enumerate() {
+        string(name).map_err(|problem| at(format_args!("{place}[{j}]"), problem))?;
+        time(*us).map_err(|problem| at(format_args!("{place}[{j}]"), problem))?;
     }
     Ok(())
 }

@@ -88,7 +88,8 @@ impl Snapshot {
         }
         let coverage = (!coverage.is_complete()).then_some(coverage);
         let (inference_steps, phase_ops) = phase_rows(profile);
-        let version = if !families.is_empty() {
+        let step_ops = inference_steps.iter().any(|s| !s.ops.is_empty());
+        let version = if !families.is_empty() || step_ops {
             SNAPSHOT_VERSION
         } else if ops.iter().any(|op| !op.kernel_samples_us.is_empty()) {
             SNAPSHOT_VERSION_1_3
@@ -145,11 +146,14 @@ impl Snapshot {
 }
 
 /// The profile's inference steps and per-phase op totals as stored: at most
-/// [`MAX_STEPS`] steps and [`MAX_OPS`] ops per phase.
+/// [`MAX_STEPS`] steps and [`MAX_OPS`] ops per phase (and per step).
 fn phase_rows(profile: &Profile) -> (Vec<InferenceStepSnapshot>, Vec<PhaseOpsSnapshot>) {
     let Some(phases) = &profile.phases else {
         return (Vec::new(), Vec::new());
     };
+    // Per-step op times only where phases are to be told apart: with one
+    // phase the op rows compare the same work.
+    let several = phases.summaries.len() > 1;
     let steps = phases
         .steps
         .iter()
@@ -158,6 +162,15 @@ fn phase_rows(profile: &Profile) -> (Vec<InferenceStepSnapshot>, Vec<PhaseOpsSna
             phase: step.phase,
             host_duration_us: stored_time(step.host_duration_us),
             gpu_time_us: stored_time(step.gpu_time_us),
+            ops: match several {
+                true => step
+                    .ops
+                    .iter()
+                    .take(MAX_OPS)
+                    .map(|(name, us)| (stored_string(name), stored_time(*us)))
+                    .collect(),
+                false => Vec::new(),
+            },
         })
         .collect();
     let ops = phases

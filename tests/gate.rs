@@ -1501,6 +1501,7 @@ fn a_snapshot_is_small_and_stands_in_for_its_trace() {
     // Another major version: a clear input error naming the file.
     let mut major = json;
     major["version"]["major"] = 2.into();
+    major["version"]["minor"] = 0.into();
     let major_path = dir.path().join("major-two.json");
     write_snapshot_json(&major_path, &major);
     let output = command()

@@ -557,9 +557,16 @@ const SPREAD_FAMILIES: [(&str, &str); 7] = [
     ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
 )]
 fn sweep_spread_families() {
+    let problems = sweep_listed(&SPREAD_FAMILIES);
+    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}
+
+/// Sweeps the families `listed` (trace, the start of the family's name)
+/// only: the problems found.
+fn sweep_listed(listed: &[(&str, &str)]) -> Vec<String> {
     let mut problems = Vec::new();
     for (relative, capture) in TRACES {
-        let starts: Vec<&str> = SPREAD_FAMILIES
+        let starts: Vec<&str> = listed
             .iter()
             .filter(|(trace, _)| *trace == relative)
             .map(|(_, start)| *start)
@@ -571,6 +578,21 @@ fn sweep_spread_families() {
         let (_, mut wrong) = sweep(relative, capture, &pick);
         problems.append(&mut wrong);
     }
+    problems
+}
+
+/// The families of [`EXCEPTIONS`] only, each checked to give what the
+/// list says (`cargo test --test integration sweep_exceptions --
+/// --ignored`): the part of the full sweep that says whether an exception
+/// still holds, in a fraction of its time.
+#[test]
+#[ignore = "minutes: run with --ignored"]
+fn sweep_exceptions() {
+    let listed: Vec<(&str, &str)> = EXCEPTIONS
+        .iter()
+        .map(|(trace, start, ..)| (*trace, *start))
+        .collect();
+    let problems = sweep_listed(&listed);
     assert!(problems.is_empty(), "{}", problems.join("\n\n"));
 }
 

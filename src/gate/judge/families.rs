@@ -15,8 +15,9 @@ use std::collections::BTreeSet;
 use super::findings::{Pending, short_op};
 use super::rows::judge_same_platform;
 use super::totals::is_communication;
-use crate::gate::compare::{Comparison, OpComparison};
+use crate::gate::compare::{Comparison, OpComparison, OpSide};
 use crate::gate::policy::Policy;
+use crate::gate::snapshot::OpKey;
 use crate::gate::verdict::Severity;
 
 /// Pending findings for the kernel families of one workload (one platform;
@@ -49,18 +50,28 @@ pub(super) fn family_findings(
         let judged = judge_same_platform(family, policy, &comparison.workload, threshold_percent)
             .filter(|judged| !judged.finding.statistics.inconclusive);
         if let Some(mut judged) = judged {
-            let name = short_op(side);
+            let kernel = short_op(side);
             let rest = judged
                 .finding
                 .message
-                .strip_prefix(name.as_str())
+                .strip_prefix(kernel.as_str())
                 .unwrap_or(&judged.finding.message)
                 .replace(" per call", " per launch")
                 .replace(" calls ", " launches ");
-            judged.finding.message = format!(
-                "kernel {name}, all its {} launches over the rows that launch it,{rest}",
-                side.count
-            );
+            let launches = side.count;
+            judged.finding.message = match only_op(comparison, &kernel) {
+                // One op launches it: the finding is about that op.
+                Some(op) => {
+                    judged.finding.op = Some(op.op_ref());
+                    format!(
+                        "{}: its kernel {kernel}, all its {launches} launches over the op's rows,{rest}",
+                        op.key.name
+                    )
+                }
+                None => format!(
+                    "kernel {kernel}, all its {launches} launches over the rows that launch it,{rest}"
+                ),
+            };
             judged.finding.metric = "median kernel time per launch, kernel family".into();
             found.push(judged);
         }
@@ -68,26 +79,50 @@ pub(super) fn family_findings(
     pending.append(&mut found);
 }
 
+/// The op rows (candidate sides of matched rows) that launch `kernel`.
+fn launching_rows<'a>(
+    comparison: &'a Comparison,
+    kernel: &'a str,
+) -> impl Iterator<Item = &'a OpComparison> {
+    let launches = move |op: &&OpComparison| {
+        op.candidate.kernel_sequence.iter().any(|k| k == kernel)
+            || op.candidate.kernel_us.iter().any(|(k, _)| k == kernel)
+    };
+    comparison.ops.iter().filter(launches).chain(
+        comparison
+            .kernel_parts
+            .iter()
+            .filter(move |part| part.kernel == kernel)
+            .map(|part| &part.comparison),
+    )
+}
+
+/// The op launching `kernel` when one op name launches it (its rows of
+/// several shapes all under one name), as a side without shape; `None`
+/// when several ops or none do.
+fn only_op(comparison: &Comparison, kernel: &str) -> Option<OpSide> {
+    let mut rows = launching_rows(comparison, kernel);
+    let first = rows.next()?;
+    let name = &first.candidate.key.name;
+    if rows.any(|op| op.candidate.key.name != *name) {
+        return None;
+    }
+    let mut side = first.candidate.clone();
+    side.key = OpKey {
+        name: name.clone(),
+        ..OpKey::default()
+    };
+    side.graph = None;
+    side.module_path = None;
+    Some(side)
+}
+
 /// Whether the pending failing findings about ops that launch the family —
 /// their rows, kernels of their rows, their shapes together or their
 /// totals — hold at least half of the family's added time together.
 fn explained(comparison: &Comparison, family: &OpComparison, pending: &[Pending]) -> bool {
     let kernel = family.candidate.key.name.as_str();
-    let launches = |op: &OpComparison| {
-        op.candidate.kernel_sequence.iter().any(|k| k == kernel)
-            || op.candidate.kernel_us.iter().any(|(k, _)| k == kernel)
-    };
-    let ops: BTreeSet<&str> = comparison
-        .ops
-        .iter()
-        .filter(|op| launches(op))
-        .chain(
-            comparison
-                .kernel_parts
-                .iter()
-                .filter(|part| part.kernel == kernel)
-                .map(|part| &part.comparison),
-        )
+    let ops: BTreeSet<&str> = launching_rows(comparison, kernel)
         .map(|op| op.candidate.key.name.as_str())
         .collect();
     let held: f64 = pending

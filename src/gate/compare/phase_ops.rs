@@ -23,7 +23,7 @@ use crate::gate::snapshot::{OpKey, Snapshot};
 use crate::gate::stats;
 
 /// The per-step op times of the snapshot's steps of `phase`.
-fn phase_steps<'a>(snapshot: &'a Snapshot, phase: Phase) -> Vec<&'a [(String, f64)]> {
+fn phase_steps(snapshot: &Snapshot, phase: Phase) -> Vec<&[(String, f64)]> {
     snapshot
         .inference_steps
         .iter()

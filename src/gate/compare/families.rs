@@ -14,11 +14,12 @@
 //!
 //! [`Snapshot::kernel_families`]: crate::gate::snapshot::Snapshot::kernel_families
 
-use super::model::{OpComparison, OpSide, SamplesBasis};
+use super::kernel_parts::per_launch;
+use super::model::{OpComparison, OpSide};
 use super::rows::{Context, median_or_zero};
 use crate::analysis::comm::CommKernels;
 use crate::analysis::ops::category;
-use crate::analysis::ops::stats::{Stats, percent};
+use crate::analysis::ops::stats::Stats;
 use crate::gate::snapshot::{KernelSamples, OpKey, Snapshot};
 use crate::gate::stats;
 
@@ -62,27 +63,6 @@ fn compare_family(
 ) -> OpComparison {
     let options = context.options;
     let seed = stats::seed_from_parts(options.seed, &["family", &candidate.name]);
-    let pooled: Vec<f64> = baseline
-        .iter()
-        .flat_map(|(f, _)| f.samples_us.iter().copied())
-        .collect();
-    let estimate = if baseline.len() == 1 && pooled.len() == candidate.samples_us.len() {
-        stats::paired_ratio_of_medians_ci(
-            &pooled,
-            &candidate.samples_us,
-            options.confidence,
-            options.resamples,
-            seed,
-        )
-    } else {
-        stats::ratio_of_medians_ci(
-            &pooled,
-            &candidate.samples_us,
-            options.confidence,
-            options.resamples,
-            seed,
-        )
-    };
     let base_times: Vec<f64> = baseline
         .iter()
         .map(|(f, run)| f.total_us * (context.scale)(run))
@@ -95,25 +75,8 @@ fn compare_family(
         &[candidate],
         candidate.total_us * (context.scale)(context.candidate),
     );
-    let impact_us = cand_side.time_us - base_side.time_us;
-    OpComparison {
-        baseline_sample_median_us: stats::median(&pooled).unwrap_or(0.0),
-        candidate_sample_median_us: stats::median(&candidate.samples_us).unwrap_or(0.0),
-        kernel_diff: None,
-        estimate,
-        samples_basis: SamplesBasis::Invocations,
-        noise: stats::max_relative_deviation(
-            &baseline
-                .iter()
-                .map(|(f, _)| median_or_zero(f.samples_us.iter().copied()))
-                .collect::<Vec<_>>(),
-        ),
-        expected: None,
-        impact_percent: percent(impact_us, context.baseline_total_us),
-        impact_us,
-        baseline: base_side,
-        candidate: cand_side,
-    }
+    let runs: Vec<&KernelSamples> = baseline.iter().map(|(f, _)| f).collect();
+    per_launch(context, seed, &runs, candidate, base_side, cand_side)
 }
 
 /// One side of a family (its runs' launches), `time_us` on the

@@ -15,7 +15,7 @@
 use std::collections::BTreeSet;
 
 use super::model::{OpComparison, OpSide, PhaseOpComparison, SamplesBasis};
-use super::rows::{Context, median_or_zero};
+use super::rows::{Context, median_or_zero, ratio_estimate};
 use crate::analysis::ops::category::Category;
 use crate::analysis::ops::stats::{Stats, percent};
 use crate::analysis::profile::Phase;
@@ -117,17 +117,13 @@ fn compare_phase_op(
         } else {
             SamplesBasis::Runs
         };
-        let estimate = if runs.len() == 1 && base.len() == cand.len() {
-            stats::paired_ratio_of_medians_ci(
-                &base,
-                &cand,
-                options.confidence,
-                options.resamples,
-                seed,
-            )
-        } else {
-            stats::ratio_of_medians_ci(&base, &cand, options.confidence, options.resamples, seed)
-        };
+        let estimate = ratio_estimate(
+            options,
+            seed,
+            runs.len() == 1 && base.len() == cand.len(),
+            &base,
+            &cand,
+        );
         (basis, estimate)
     };
     // The phase's total over the baseline's number of its steps.

@@ -13,7 +13,7 @@
 use std::collections::BTreeSet;
 
 use super::findings::{Pending, short_op};
-use super::rows::judge_same_platform;
+use super::rows::judge_if_large_enough;
 use super::totals::is_communication;
 use crate::gate::compare::{Comparison, OpComparison, OpSide};
 use crate::gate::policy::Policy;
@@ -28,7 +28,6 @@ pub(super) fn family_findings(
     policy: &Policy,
     pending: &mut Vec<Pending>,
 ) {
-    let noise = &policy.noise;
     let mut found = Vec::new();
     for family in &comparison.kernel_families {
         let side = &family.candidate;
@@ -37,27 +36,17 @@ pub(super) fn family_findings(
         }
         // Only a family's own material change is reported: below the
         // impact minimum its rows name their slowdowns themselves.
-        let too_small = family.baseline.time_us.max(side.time_us)
-            < noise.min_time_for(comparison.baseline_total_us)
-            || family.impact_percent.abs() < noise.min_impact_percent;
-        if too_small {
+        if family.impact_percent.abs() < policy.noise.min_impact_percent {
             continue;
         }
-        let threshold_percent = noise.threshold_percent(family.noise.map(|n| n * 100.0));
         // Confident findings only: launches of several shapes pooled give
         // a median that moves with which launch sits in the middle, and
         // an inconclusive one would only echo that.
-        let judged = judge_same_platform(family, policy, &comparison.workload, threshold_percent)
+        let judged = judge_if_large_enough(family, policy, comparison)
             .filter(|judged| !judged.finding.statistics.inconclusive);
         if let Some(mut judged) = judged {
             let kernel = short_op(side);
-            let rest = judged
-                .finding
-                .message
-                .strip_prefix(kernel.as_str())
-                .unwrap_or(&judged.finding.message)
-                .replace(" per call", " per launch")
-                .replace(" calls ", " launches ");
+            let rest = per_launch_words(&judged.finding.message, &kernel);
             let launches = side.count;
             judged.finding.message = match only_op(comparison, &kernel) {
                 // One op launches it: the finding is about that op.
@@ -77,6 +66,16 @@ pub(super) fn family_findings(
         }
     }
     pending.append(&mut found);
+}
+
+/// A row finding's message after its `subject`, in launches: the samples
+/// of kernel parts and families are launches of a kernel, not calls.
+pub(super) fn per_launch_words(message: &str, subject: &str) -> String {
+    message
+        .strip_prefix(subject)
+        .unwrap_or(message)
+        .replace(" per call", " per launch")
+        .replace(" calls ", " launches ")
 }
 
 /// The op rows (candidate sides of matched rows) that launch `kernel`.

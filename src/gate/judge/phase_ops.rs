@@ -5,7 +5,7 @@
 //! one phase only is diluted in the run's rows by the other phase's calls.
 
 use super::findings::{Pending, ignored};
-use super::rows::judge_same_platform;
+use super::rows::judge_if_large_enough;
 use super::totals::is_communication;
 use crate::gate::compare::Comparison;
 use crate::gate::policy::Policy;
@@ -17,21 +17,13 @@ pub(super) fn phase_op_findings(
     policy: &Policy,
     pending: &mut Vec<Pending>,
 ) {
-    let noise = &policy.noise;
     for row in &comparison.phase_ops {
         let op = &row.comparison;
         let side = &op.candidate;
         if is_communication(side) || ignored(policy, side) {
             continue;
         }
-        if op.baseline.time_us.max(side.time_us) < noise.min_time_for(comparison.baseline_total_us)
-        {
-            continue;
-        }
-        let threshold_percent = noise.threshold_percent(op.noise.map(|n| n * 100.0));
-        if let Some(mut judged) =
-            judge_same_platform(op, policy, &comparison.workload, threshold_percent)
-        {
+        if let Some(mut judged) = judge_if_large_enough(op, policy, comparison) {
             let phase = row.phase.as_str();
             let name = side.key.name.as_str();
             let rest = judged

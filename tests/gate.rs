@@ -1084,7 +1084,7 @@ fn a_window_of_baselines_measures_noise_and_still_catches_a_regression() {
     assert_eq!(gate.code, 1, "{}", gate.describe());
     let first = &gate.findings()[0];
     assert_eq!(first["kind"], "regression", "{}", gate.describe());
-    assert_eq!(first["op"]["name"], op);
+    assert_eq!(first["op"]["name"], op, "{}", gate.describe());
     // The threshold is the policy's 5%, raised at most to the measured noise.
     let limit = f64_of(&first["limit"]);
     assert!((5.0..=6.0).contains(&limit), "limit {limit}");
@@ -1501,6 +1501,7 @@ fn a_snapshot_is_small_and_stands_in_for_its_trace() {
     // Another major version: a clear input error naming the file.
     let mut major = json;
     major["version"]["major"] = 2.into();
+    major["version"]["minor"] = 0.into();
     let major_path = dir.path().join("major-two.json");
     write_snapshot_json(&major_path, &major);
     let output = command()

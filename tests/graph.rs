@@ -393,7 +393,9 @@ fn a_capture_trace_beside_a_workload_in_a_directory_is_used() {
         .assert()
         .success();
     let snapshot = read_json(&snapshot);
-    assert_eq!(snapshot["version"], json!({"major": 1, "minor": 1}));
+    // 1.4: gemm_k runs in two rows, a kernel family.
+    assert_eq!(snapshot["version"], json!({"major": 1, "minor": 4}));
+    assert_eq!(snapshot["kernel_families"][0]["name"], "gemm_k");
     let names: Vec<&str> = snapshot["ops"]
         .as_array()
         .expect("ops")

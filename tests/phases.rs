@@ -1,6 +1,6 @@
 //! Prefill / decode end to end: inference steps recognised from their
 //! annotations and tagged by phase (`report`), recorded in the snapshot,
-//! and compared phase with phase (`check`). The corpus traces are decode
+//! and compared phase with phase (`check`), each op within its phase too. The corpus traces are decode
 //! only; `tests/fixtures/inference_phases.json` is one prefill step and four
 //! decode steps (vLLM's annotation) for the split itself.
 
@@ -166,4 +166,59 @@ fn the_corpus_inference_traces_are_one_decode_step_each() {
         "vllm annotation, sglang annotation"
     );
     assert_eq!(phase_steps(&sglang), vec![("decode".to_string(), 1)]);
+}
+
+#[test]
+fn an_op_slower_in_decode_only_is_named_with_its_phase() {
+    let dir = TempDir::new().expect("tempdir");
+    let mut trace = read_json(&fixture());
+    // aten::mul's kernel ×1.3 in the decode steps (launched at ≥ 1000 µs),
+    // the prefill step's untouched.
+    for event in trace["traceEvents"]
+        .as_array_mut()
+        .expect("events")
+        .iter_mut()
+        .filter(|e| {
+            e["cat"] == "kernel"
+                && e["name"] == "vectorized_elementwise_kernel"
+                && e["ts"].as_f64().is_some_and(|ts| ts >= 1000.0)
+        })
+    {
+        let dur = event["dur"].as_f64().expect("dur");
+        event["dur"] = (dur * 1.3).into();
+    }
+    let candidate = write_json(&dir, "inference_phases.json", &trace);
+    let gate = check(&fixture(), &candidate, &[]);
+    assert_eq!(gate.code, 1, "{}", gate.stdout);
+    let in_decode: Vec<&Value> = gate
+        .findings()
+        .iter()
+        .filter(|f| f["metric"] == "op time per decode step")
+        .collect();
+    assert_eq!(in_decode.len(), 1, "{}", gate.stdout);
+    assert_eq!(in_decode[0]["op"]["name"], "aten::mul");
+    assert_eq!(in_decode[0]["severity"], "fail");
+    let message = in_decode[0]["message"].as_str().expect("message");
+    assert!(
+        message.starts_with("aten::mul in decode steps is 30.0% slower per decode step"),
+        "{message}"
+    );
+    assert!(
+        gate.findings()
+            .iter()
+            .all(|f| f["metric"] != "op time per prefill step"),
+        "{}",
+        gate.stdout
+    );
+    // The trace against itself: no per-phase finding.
+    let itself = check(&fixture(), &fixture(), &[]);
+    assert_eq!(itself.code, 0, "{}", itself.stdout);
+    assert!(
+        itself.findings().iter().all(|f| !f["metric"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("op time per")),
+        "{}",
+        itself.stdout
+    );
 }

@@ -143,6 +143,7 @@ pub(super) fn phases(
                     .collect(),
             )
             .len(),
+            ops: step_ops(trace, gpu, work_names, work),
         })
         .collect();
     let summaries = Phase::ALL
@@ -182,11 +183,7 @@ fn summary(
     for (_, work) in steps.iter().zip(work_of).filter(|(s, _)| s.phase == phase) {
         for &w in work {
             let item = &gpu.items[w as usize];
-            let name = match work_names.get(&w) {
-                Some(name) => name.as_str(),
-                None if item.op != NONE => trace.name(&trace.events[item.op as usize]),
-                None => trace.name(&trace.events[item.event as usize]),
-            };
+            let name = op_name(trace, gpu, work_names, w);
             let entry = ops.entry(name).or_insert_with(|| PhaseOp {
                 name: name.to_string(),
                 work_items: 0,
@@ -205,6 +202,42 @@ fn summary(
         gpu_time_per_step_us: per_step,
         ops,
     })
+}
+
+/// The name a piece of GPU work is counted under: its graph row's, else
+/// its launching op's, else its own.
+fn op_name<'a>(
+    trace: &'a Trace,
+    gpu: &GpuWork,
+    work_names: &'a FxHashMap<u32, String>,
+    w: u32,
+) -> &'a str {
+    let item = &gpu.items[w as usize];
+    match work_names.get(&w) {
+        Some(name) => name.as_str(),
+        None if item.op != NONE => trace.name(&trace.events[item.op as usize]),
+        None => trace.name(&trace.events[item.event as usize]),
+    }
+}
+
+/// The GPU time of each op name in one step's work, most first.
+fn step_ops(
+    trace: &Trace,
+    gpu: &GpuWork,
+    work_names: &FxHashMap<u32, String>,
+    work: &[u32],
+) -> Vec<(String, f64)> {
+    let mut ops: BTreeMap<&str, f64> = BTreeMap::new();
+    for &w in work {
+        *ops.entry(op_name(trace, gpu, work_names, w)).or_default() +=
+            duration(gpu.items[w as usize].interval);
+    }
+    let mut ops: Vec<(String, f64)> = ops
+        .into_iter()
+        .map(|(name, us)| (name.to_string(), us))
+        .collect();
+    ops.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    ops
 }
 
 fn duration(interval: Interval) -> f64 {

@@ -345,6 +345,12 @@ pub struct InferenceStep {
     /// GPU busy time of the work launched inside it (graph replays
     /// included), µs.
     pub gpu_time_us: f64,
+    /// `(op name, summed GPU time of its work in the step, µs)`, named as
+    /// the phase summaries name them, most first: the per-step samples of
+    /// the snapshot's per-phase op rows. Not in the report (the phase
+    /// summaries sum it).
+    #[serde(skip)]
+    pub ops: Vec<(String, f64)>,
 }
 
 /// One op's GPU time within a phase.

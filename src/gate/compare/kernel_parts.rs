@@ -9,7 +9,7 @@
 
 use super::matching::RunRows;
 use super::model::{KernelPart, OpComparison, OpSide, SamplesBasis};
-use super::rows::{Context, median_or_zero};
+use super::rows::{Context, median_or_zero, ratio_estimate};
 use crate::analysis::ops::stats::{Stats, percent};
 use crate::gate::snapshot::{KernelSamples, OpKey, OpSnapshot};
 use crate::gate::stats;
@@ -76,27 +76,6 @@ fn part(
             &key.concrete_inputs,
         ],
     );
-    let pooled: Vec<f64> = baseline
-        .iter()
-        .flat_map(|k| k.samples_us.iter().copied())
-        .collect();
-    let estimate = if baseline.len() == 1 && pooled.len() == candidate.samples_us.len() {
-        stats::paired_ratio_of_medians_ci(
-            &pooled,
-            &candidate.samples_us,
-            options.confidence,
-            options.resamples,
-            seed,
-        )
-    } else {
-        stats::ratio_of_medians_ci(
-            &pooled,
-            &candidate.samples_us,
-            options.confidence,
-            options.resamples,
-            seed,
-        )
-    };
     // A side's time is its row's time in the kernel's share of the row's
     // kernel time (the row's time is on the comparison's basis).
     let side = |row_side: &OpSide, kernels: &[&KernelSamples]| {
@@ -124,26 +103,51 @@ fn part(
     };
     let base_side = side(&row.baseline, &baseline.iter().collect::<Vec<_>>());
     let cand_side = side(&row.candidate, &[candidate]);
-    let impact_us = cand_side.time_us - base_side.time_us;
     KernelPart {
         kernel: kernel.to_string(),
-        comparison: OpComparison {
-            baseline_sample_median_us: stats::median(&pooled).unwrap_or(0.0),
-            candidate_sample_median_us: stats::median(&candidate.samples_us).unwrap_or(0.0),
-            kernel_diff: None,
-            estimate,
-            samples_basis: SamplesBasis::Invocations,
-            noise: stats::max_relative_deviation(
-                &baseline
-                    .iter()
-                    .map(|k| median_or_zero(k.samples_us.iter().copied()))
-                    .collect::<Vec<_>>(),
-            ),
-            expected: None,
-            impact_percent: percent(impact_us, context.baseline_total_us),
-            impact_us,
-            baseline: base_side,
-            candidate: cand_side,
-        },
+        comparison: per_launch(context, seed, baseline, candidate, base_side, cand_side),
+    }
+}
+
+/// The comparison of one kernel's launches (a kernel part's, a kernel
+/// family's): the baseline runs' launches pooled, paired launch by launch
+/// with one run of as many launches.
+pub(super) fn per_launch<K: std::borrow::Borrow<KernelSamples>>(
+    context: &Context<'_>,
+    seed: u64,
+    baseline: &[K],
+    candidate: &KernelSamples,
+    base_side: OpSide,
+    cand_side: OpSide,
+) -> OpComparison {
+    let pooled: Vec<f64> = baseline
+        .iter()
+        .flat_map(|k| k.borrow().samples_us.iter().copied())
+        .collect();
+    let estimate = ratio_estimate(
+        context.options,
+        seed,
+        baseline.len() == 1 && pooled.len() == candidate.samples_us.len(),
+        &pooled,
+        &candidate.samples_us,
+    );
+    let impact_us = cand_side.time_us - base_side.time_us;
+    OpComparison {
+        baseline_sample_median_us: stats::median(&pooled).unwrap_or(0.0),
+        candidate_sample_median_us: stats::median(&candidate.samples_us).unwrap_or(0.0),
+        kernel_diff: None,
+        estimate,
+        samples_basis: SamplesBasis::Invocations,
+        noise: stats::max_relative_deviation(
+            &baseline
+                .iter()
+                .map(|k| median_or_zero(k.borrow().samples_us.iter().copied()))
+                .collect::<Vec<_>>(),
+        ),
+        expected: None,
+        impact_percent: percent(impact_us, context.baseline_total_us),
+        impact_us,
+        baseline: base_side,
+        candidate: cand_side,
     }
 }

@@ -52,6 +52,11 @@
 //!   two platforms (one peak basis on both sides, see `expected.rs`), or by
 //!   category when the row has no perf model.
 //!
+//! 6. Besides, **kernel families** sum each kernel name over every row
+//!    that launches it ([`Comparison::kernel_families`], `families.rs`),
+//!    per launch: a kernel spread over many rows slows each row by less
+//!    than the impact minimum, but not its total.
+//!
 //! # Graph replay
 //!
 //! Rows of graph-replayed work carry their graph in the key. When a graph's
@@ -65,7 +70,9 @@
 //! When the snapshots tag inference steps, each phase both sides ran gets a
 //! row of its own ([`Comparison::phases`]: `decode GPU time per step`, …)
 //! over the per-step GPU times of that phase only; a phase on one side only
-//! is a note.
+//! is a note. With more than one phase, each op name is also compared
+//! within each phase ([`Comparison::phase_ops`], `phase_ops.rs`), over its
+//! GPU time per step of that phase.
 //!
 //! # Files
 //!
@@ -77,7 +84,9 @@
 //! `graph.rs` folds changes inside graphs and reads coverage;
 //! `kernel_parts.rs` compares the kernels of rows whose calls launch
 //! different kernels, each over its own launches;
-//! `phases.rs` compares prefill with prefill and decode with decode;
+//! `families.rs` compares each kernel name several rows launch over all
+//! its launches; `phases.rs` compares prefill with prefill and decode with decode,
+//! `phase_ops.rs` each op within a phase;
 //! `notes.rs` writes the remarks and the nothing-to-compare reason. This
 //! file puts them together.
 //!
@@ -86,6 +95,7 @@
 //! [`stats::max_relative_deviation`]: crate::gate::stats::max_relative_deviation
 
 mod expected;
+mod families;
 mod graph;
 mod kernel_parts;
 mod kernels;
@@ -93,6 +103,7 @@ mod learned;
 mod matching;
 mod model;
 mod notes;
+mod phase_ops;
 mod phases;
 mod rows;
 #[cfg(test)]
@@ -108,16 +119,18 @@ pub use kernels::kernel_diff;
 pub use learned::{LearnedRatio, LearnedRatios, TotalKey};
 pub use model::{
     CompareOptions, Comparison, DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, Expectation,
-    ExpectationBasis, ImpactBasis, KernelPart, OpComparison, OpSide, SamplesBasis, ShapeChange,
-    TimelineComparison,
+    ExpectationBasis, ImpactBasis, KernelPart, OpComparison, OpSide, PhaseOpComparison,
+    SamplesBasis, ShapeChange, TimelineComparison,
 };
 
+use families::kernel_families;
 use graph::{coverage_of, fold_graph_changes};
 use kernel_parts::kernel_parts;
 use matching::match_rows;
 pub use phases::phase_metric;
 
 use notes::{join_counts, learned_note, nothing_to_compare, platforms, runtime_notes};
+use phase_ops::phase_ops;
 use phases::compare_phases;
 use rows::{Context, median_or_zero};
 use timeline::compare_timeline;
@@ -196,6 +209,16 @@ pub fn compare(
                 .map(|(rows, cand)| context.compare_row(&cand.key(), rows, cand)),
         )
         .collect();
+    let phase_ops = if cross_platform {
+        Vec::new()
+    } else {
+        phase_ops(&context)
+    };
+    let kernel_families = if cross_platform {
+        Vec::new()
+    } else {
+        kernel_families(&context)
+    };
     let kernel_parts: Vec<KernelPart> = if cross_platform {
         Vec::new()
     } else {
@@ -289,10 +312,12 @@ pub fn compare(
         seed: options.seed,
         timeline,
         phases,
+        phase_ops,
         ops,
         shape_changed,
         op_totals,
         kernel_parts,
+        kernel_families,
         new_ops,
         missing_ops,
         nothing_to_compare,

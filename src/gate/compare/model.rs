@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::analysis::hardware::{ComputeSpec, Hardware};
 use crate::analysis::ops::category::Category;
-use crate::analysis::profile::{Coverage, GraphPlace, GraphRole, OpModel};
+use crate::analysis::profile::{Coverage, GraphPlace, GraphRole, OpModel, Phase};
 use crate::gate::snapshot::{Fingerprint, OpKey};
 use crate::gate::stats::RatioEstimate;
 use crate::gate::verdict::OpRef;
@@ -228,6 +228,16 @@ pub struct KernelPart {
     pub comparison: OpComparison,
 }
 
+/// One op name compared within one phase (`phase_ops.rs`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PhaseOpComparison {
+    /// The phase.
+    pub phase: Phase,
+    /// The op's sides over the phase's steps (key: the op name alone),
+    /// per-step samples, ratio and impact.
+    pub comparison: OpComparison,
+}
+
 /// Rows with the same name and call site whose shapes changed.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ShapeChange {
@@ -302,6 +312,11 @@ pub struct Comparison {
     /// (`decode GPU time per step`, …); empty when no side tags steps.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<TimelineComparison>,
+    /// Each op name within each phase both sides ran, when the snapshots
+    /// record per-step op times (more than one phase); largest absolute
+    /// impact first. Not counted among the matched rows.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub phase_ops: Vec<PhaseOpComparison>,
     /// Rows matched by exact key, largest absolute impact first.
     pub ops: Vec<OpComparison>,
     /// Same op and call site, other shapes.
@@ -315,6 +330,11 @@ pub struct Comparison {
     /// (`kernel_parts.rs`), each compared over its own launches; not
     /// counted among the matched rows.
     pub kernel_parts: Vec<KernelPart>,
+    /// Kernel families: each kernel name several rows launch, compared over
+    /// all its launches (`families.rs`), largest absolute impact first; not
+    /// counted among the matched rows. Empty across platforms.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kernel_families: Vec<OpComparison>,
     /// Rows only the candidate has, most time first.
     pub new_ops: Vec<OpSide>,
     /// Rows only the baseline has, most time first.

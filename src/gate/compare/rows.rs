@@ -236,3 +236,21 @@ fn lower_median(values: &[u64]) -> u64 {
         .copied()
         .unwrap_or(0)
 }
+
+/// The ratio of medians of `candidate` over `baseline` with its interval:
+/// paired sample by sample when `paired` (one baseline run of as many
+/// samples), else the sides resampled apart.
+pub(super) fn ratio_estimate(
+    options: &CompareOptions,
+    seed: u64,
+    paired: bool,
+    baseline: &[f64],
+    candidate: &[f64],
+) -> stats::RatioEstimate {
+    let (confidence, resamples) = (options.confidence, options.resamples);
+    if paired {
+        stats::paired_ratio_of_medians_ci(baseline, candidate, confidence, resamples, seed)
+    } else {
+        stats::ratio_of_medians_ci(baseline, candidate, confidence, resamples, seed)
+    }
+}

@@ -29,7 +29,8 @@
 //! This file judges the workloads and assembles the verdict; `workload.rs`
 //! walks one workload's comparison; `rows.rs` judges a matched row
 //! statistically (same platform, across platforms) and applies the
-//! false-discovery control; `learned.rs` judges a row against its learned
+//! false-discovery control; `families.rs` judges each kernel over all the
+//! rows that launch it; `phase_ops.rs` each op within a phase; `learned.rs` judges a row against its learned
 //! cross-platform ratio; `timeline.rs` the timeline rules; `limits.rs`
 //! the efficiency floors and budgets; `integrity.rs` the coverage rule that
 //! makes a verdict inconclusive; `findings.rs` builds findings;
@@ -39,11 +40,13 @@
 //! did nothing.
 
 mod accept;
+mod families;
 mod findings;
 mod groups;
 mod integrity;
 mod learned;
 mod limits;
+mod phase_ops;
 mod rows;
 mod summary;
 #[cfg(test)]

@@ -8,10 +8,28 @@ use super::findings::{
 };
 use crate::analysis::hardware::{ComputeSpec, Hardware};
 use crate::analysis::ops::stats::percent;
-use crate::gate::compare::{OpComparison, OpSide};
+use crate::gate::compare::{Comparison, OpComparison, OpSide};
 use crate::gate::policy::{Expectation as PolicyExpectation, Expected, Policy};
 use crate::gate::stats::bh_adjust;
 use crate::gate::verdict::{Finding, FindingKind, Severity};
+
+/// A row judged on one platform ([`judge_same_platform`]) unless it is
+/// below the noise section's minimum time; its threshold raised to its
+/// measured noise. Kernel parts, kernel families and per-phase op rows are
+/// judged so.
+pub(super) fn judge_if_large_enough(
+    op: &OpComparison,
+    policy: &Policy,
+    comparison: &Comparison,
+) -> Option<Pending> {
+    let noise = &policy.noise;
+    let largest = op.baseline.time_us.max(op.candidate.time_us);
+    if largest < noise.min_time_for(comparison.baseline_total_us) {
+        return None;
+    }
+    let threshold_percent = noise.threshold_percent(op.noise.map(|n| n * 100.0));
+    judge_same_platform(op, policy, &comparison.workload, threshold_percent)
+}
 
 /// A regression or improvement of a row on one platform, awaiting
 /// false-discovery control; `None` when the row is unchanged or immaterial.

@@ -1,9 +1,10 @@
 //! One workload's comparison walked rule by rule: kernel selection and the
 //! statistical tests per matched row, the kernels of rows whose calls
-//! launch different kernels, slowdowns spread over an op's shapes,
-//! shape changes, new and missing ops, then the timeline, efficiency and
-//! budget rules.
+//! launch different kernels, slowdowns spread over an op's shapes, kernels
+//! spread over rows, ops within a phase, shape changes, new and missing
+//! ops, then the timeline, efficiency and budget rules.
 
+use super::families::{family_findings, per_launch_words};
 use super::findings::{
     Pending, ignored, nothing_to_compare, op_finding, priority_of, set_sample_figures, short_op,
     summed_rows, time_per,
@@ -11,7 +12,8 @@ use super::findings::{
 use super::integrity::integrity_findings;
 use super::learned::{is_learned, judge_learned, judge_risen_rows, risen_impact};
 use super::limits::{budget_findings, efficiency_findings};
-use super::rows::{judge_cross_platform, judge_same_platform};
+use super::phase_ops::phase_op_findings;
+use super::rows::{judge_cross_platform, judge_if_large_enough, judge_same_platform};
 use super::timeline::{phase_findings, timeline_findings};
 use super::totals::{has_total, is_communication, total_findings};
 use crate::analysis::hardware::Hardware;
@@ -197,6 +199,8 @@ pub(super) fn judge_workload(
         }
     }
     total_findings(comparison, policy, &flagged, pending);
+    family_findings(comparison, policy, pending);
+    phase_op_findings(comparison, policy, pending);
     for change in &comparison.shape_changed {
         let mut finding = op_finding(
             "shape_changed",
@@ -290,32 +294,15 @@ fn kernel_part_findings(
     failing_rows: &std::collections::BTreeSet<&OpKey>,
     pending: &mut Vec<Pending>,
 ) {
-    let noise = &policy.noise;
     for part in &comparison.kernel_parts {
         let op = &part.comparison;
         let side = &op.candidate;
         if failing_rows.contains(&side.key) || ignored(policy, side) || is_communication(side) {
             continue;
         }
-        if op.baseline.time_us.max(side.time_us) < noise.min_time_for(comparison.baseline_total_us)
-        {
-            continue;
-        }
-        let threshold_percent = noise.threshold_percent(op.noise.map(|n| n * 100.0));
-        if let Some(mut judged) =
-            judge_same_platform(op, policy, &comparison.workload, threshold_percent)
-        {
+        if let Some(mut judged) = judge_if_large_enough(op, policy, comparison) {
             let row = short_op(side);
-            let rest = judged
-                .finding
-                .message
-                .strip_prefix(row.as_str())
-                .unwrap_or(&judged.finding.message)
-                .to_string();
-            // Its samples are launches of the kernel, not calls of the row.
-            let rest = rest
-                .replace(" per call", " per launch")
-                .replace(" calls ", " launches ");
+            let rest = per_launch_words(&judged.finding.message, &row);
             judged.finding.message = format!("{row}: its kernel {}{rest}", part.kernel);
             judged.finding.metric = "median kernel time per launch".into();
             pending.push(judged);

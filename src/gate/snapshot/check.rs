@@ -10,7 +10,7 @@ use super::bounds::{
     MAX_DEVICES, MAX_KERNELS, MAX_MODEL_COUNT, MAX_OPS, MAX_SAMPLES, MAX_STEPS, MAX_STRING_BYTES,
     MAX_TIME_US, too_many,
 };
-use super::format::{OpSnapshot, Snapshot};
+use super::format::{KernelSamples, OpSnapshot, Snapshot};
 use crate::analysis::ops::stats::Stats;
 use crate::analysis::timeline::Breakdown;
 
@@ -142,18 +142,7 @@ fn op_row(index: usize, op: &OpSnapshot) -> Result<(), String> {
         string(kernel)
             .map_err(|problem| at(format_args!("{place}.kernel_sequence[{i}]"), problem))?;
     }
-    length(op.kernel_samples_us.len(), MAX_KERNELS, "kernels")
-        .map_err(|problem| at(format_args!("{place}.kernel_samples_us"), problem))?;
-    for (k, kernel) in op.kernel_samples_us.iter().enumerate() {
-        let place = format!("{place}.kernel_samples_us[{k}]");
-        string(&kernel.name).map_err(|problem| at(format_args!("{place}.name"), problem))?;
-        time(kernel.total_us).map_err(|problem| at(format_args!("{place}.total_us"), problem))?;
-        length(kernel.samples_us.len(), MAX_SAMPLES, "samples")
-            .map_err(|problem| at(format_args!("{place}.samples_us"), problem))?;
-        for (i, &sample) in kernel.samples_us.iter().enumerate() {
-            time(sample).map_err(|problem| at(format_args!("{place}.samples_us[{i}]"), problem))?;
-        }
-    }
+    kernel_samples(&format!("{place}.kernel_samples_us"), &op.kernel_samples_us)?;
     if let Some(model) = &op.model {
         string(&model.family)
             .map_err(|problem| at(format_args!("{place}.model.family"), problem))?;
@@ -244,6 +233,7 @@ impl Snapshot {
         }
         self.check_phases()?;
         self.check_ranks()?;
+        kernel_samples("kernel_families", &self.kernel_families)?;
         times("short_kernels", &[("time_us", self.short_kernels.time_us)])?;
         times(
             "idle",
@@ -266,18 +256,12 @@ impl Snapshot {
                     ("gpu_time_us", step.gpu_time_us),
                 ],
             )?;
+            op_times(&format!("inference_steps[{i}].ops"), &step.ops)?;
         }
         length(self.phase_ops.len(), MAX_STEPS, "phases")
             .map_err(|problem| at("phase_ops", problem))?;
         for (i, phase) in self.phase_ops.iter().enumerate() {
-            length(phase.ops.len(), MAX_OPS, "op totals")
-                .map_err(|problem| at(format_args!("phase_ops[{i}].ops"), problem))?;
-            for (j, (name, us)) in phase.ops.iter().enumerate() {
-                string(name)
-                    .map_err(|problem| at(format_args!("phase_ops[{i}].ops[{j}]"), problem))?;
-                time(*us)
-                    .map_err(|problem| at(format_args!("phase_ops[{i}].ops[{j}]"), problem))?;
-            }
+            op_times(&format!("phase_ops[{i}].ops"), &phase.ops)?;
         }
         Ok(())
     }
@@ -311,4 +295,30 @@ impl Snapshot {
         }
         Ok(())
     }
+}
+
+/// The bounds of a list of kernels' launches at `place`.
+fn kernel_samples(place: &str, kernels: &[KernelSamples]) -> Result<(), String> {
+    length(kernels.len(), MAX_KERNELS, "kernels").map_err(|problem| at(place, problem))?;
+    for (k, kernel) in kernels.iter().enumerate() {
+        let place = format!("{place}[{k}]");
+        string(&kernel.name).map_err(|problem| at(format_args!("{place}.name"), problem))?;
+        time(kernel.total_us).map_err(|problem| at(format_args!("{place}.total_us"), problem))?;
+        length(kernel.samples_us.len(), MAX_SAMPLES, "samples")
+            .map_err(|problem| at(format_args!("{place}.samples_us"), problem))?;
+        for (i, &sample) in kernel.samples_us.iter().enumerate() {
+            time(sample).map_err(|problem| at(format_args!("{place}.samples_us[{i}]"), problem))?;
+        }
+    }
+    Ok(())
+}
+
+/// The bounds of a list of `(op name, µs)` at `place`.
+fn op_times(place: &str, ops: &[(String, f64)]) -> Result<(), String> {
+    length(ops.len(), MAX_OPS, "op totals").map_err(|problem| at(place, problem))?;
+    for (j, (name, us)) in ops.iter().enumerate() {
+        string(name).map_err(|problem| at(format_args!("{place}[{j}]"), problem))?;
+        time(*us).map_err(|problem| at(format_args!("{place}[{j}]"), problem))?;
+    }
+    Ok(())
 }

@@ -25,10 +25,13 @@ pub const SNAPSHOT_FORMAT: &str = "tracegate-snapshot";
 /// added the inference phases ([`Snapshot::inference_steps`],
 /// [`Snapshot::phase_ops`]); 1.3 the launches of each kernel of a row whose
 /// calls launch different kernels ([`OpSnapshot::kernel_samples_us`]); 1.4
-/// the ranks' communication kernels ([`Snapshot::ranks`]).
+/// the ranks' communication kernels ([`Snapshot::ranks`]), the kernel
+/// families shared by rows ([`Snapshot::kernel_families`]) and each
+/// inference step's op times ([`InferenceStepSnapshot::ops`]).
 pub const SNAPSHOT_VERSION: SnapshotVersion = SnapshotVersion { major: 1, minor: 4 };
 
-/// The version of a snapshot that uses kernel samples but no ranks.
+/// The version of a snapshot that uses kernel samples but none of 1.4's
+/// additions.
 pub const SNAPSHOT_VERSION_1_3: SnapshotVersion = SnapshotVersion { major: 1, minor: 3 };
 
 /// The version of a snapshot that uses inference phases but no kernel
@@ -120,6 +123,15 @@ pub struct Snapshot {
         deserialize_with = "bounds::ranks"
     )]
     pub ranks: Vec<RankSnapshot>,
+    /// Kernel families (1.4): each kernel name that several rows launch,
+    /// its launches over all of them, most time first
+    /// (`snapshot/families.rs` says which are kept).
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "bounds::kernels"
+    )]
+    pub kernel_families: Vec<KernelSamples>,
 }
 
 /// One rank's communication: its kernels as [`crate::analysis::ranks`]
@@ -180,6 +192,15 @@ pub struct InferenceStepSnapshot {
     pub host_duration_us: f64,
     /// GPU busy time of the work launched inside it, µs.
     pub gpu_time_us: f64,
+    /// `(op name, summed GPU time of its work in the step, µs)` (1.4),
+    /// most first, for traces with more than one phase: the samples of the
+    /// per-phase op rows.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "bounds::ops"
+    )]
+    pub ops: Vec<(String, f64)>,
 }
 
 /// The op totals of one phase.

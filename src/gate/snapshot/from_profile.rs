@@ -11,10 +11,12 @@ use super::bounds::{
     MAX_DEVICES, MAX_KERNELS, MAX_OPS, MAX_SAMPLES, MAX_STEPS, stored_breakdown, stored_count,
     stored_stats, stored_string, stored_time,
 };
+use super::families::kernel_families;
 use super::format::{
     AnomalyCounts, Fingerprint, GpuCount, IdleCounts, InferenceStepSnapshot, KernelSamples, OpKey,
-    OpSnapshot, PhaseOpsSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION_1_0, SNAPSHOT_VERSION_1_1,
-    SNAPSHOT_VERSION_1_2, SNAPSHOT_VERSION_1_3, ShortKernelCounts, Snapshot, StepSnapshot,
+    OpSnapshot, PhaseOpsSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, SNAPSHOT_VERSION_1_0,
+    SNAPSHOT_VERSION_1_1, SNAPSHOT_VERSION_1_2, SNAPSHOT_VERSION_1_3, ShortKernelCounts, Snapshot,
+    StepSnapshot,
 };
 use super::source::workload_name;
 use crate::analysis::comm::CommKernels;
@@ -70,6 +72,12 @@ impl Snapshot {
         if let Some(replay) = &profile.graph_replay {
             ops.extend(op_rows(&replay.graphs));
         }
+        let replayed = profile.graph_replay.iter().flat_map(|r| &r.graphs);
+        let families: Vec<KernelSamples> =
+            kernel_families(profile.unique_args.iter().chain(replayed))
+                .into_iter()
+                .map(|(name, launches)| stored_kernel(&name, &launches))
+                .collect();
         let mut coverage = profile.coverage.clone();
         if ops.is_empty() && !profile.kernels.is_empty() {
             // A GPU-only trace: its kernels are its rows, and so all of its
@@ -80,7 +88,10 @@ impl Snapshot {
         }
         let coverage = (!coverage.is_complete()).then_some(coverage);
         let (inference_steps, phase_ops) = phase_rows(profile);
-        let version = if ops.iter().any(|op| !op.kernel_samples_us.is_empty()) {
+        let step_ops = inference_steps.iter().any(|s| !s.ops.is_empty());
+        let version = if !families.is_empty() || step_ops {
+            SNAPSHOT_VERSION
+        } else if ops.iter().any(|op| !op.kernel_samples_us.is_empty()) {
             SNAPSHOT_VERSION_1_3
         } else if !inference_steps.is_empty() {
             SNAPSHOT_VERSION_1_2
@@ -130,16 +141,20 @@ impl Snapshot {
             inference_steps,
             phase_ops,
             ranks: Vec::new(),
+            kernel_families: families,
         }
     }
 }
 
 /// The profile's inference steps and per-phase op totals as stored: at most
-/// [`MAX_STEPS`] steps and [`MAX_OPS`] ops per phase.
+/// [`MAX_STEPS`] steps and [`MAX_OPS`] ops per phase (and per step).
 fn phase_rows(profile: &Profile) -> (Vec<InferenceStepSnapshot>, Vec<PhaseOpsSnapshot>) {
     let Some(phases) = &profile.phases else {
         return (Vec::new(), Vec::new());
     };
+    // Per-step op times only where phases are to be told apart: with one
+    // phase the op rows compare the same work.
+    let several = phases.summaries.len() > 1;
     let steps = phases
         .steps
         .iter()
@@ -148,6 +163,15 @@ fn phase_rows(profile: &Profile) -> (Vec<InferenceStepSnapshot>, Vec<PhaseOpsSna
             phase: step.phase,
             host_duration_us: stored_time(step.host_duration_us),
             gpu_time_us: stored_time(step.gpu_time_us),
+            ops: match several {
+                true => step
+                    .ops
+                    .iter()
+                    .take(MAX_OPS)
+                    .map(|(name, us)| (stored_string(name), stored_time(*us)))
+                    .collect(),
+                false => Vec::new(),
+            },
         })
         .collect();
     let ops = phases
@@ -388,14 +412,20 @@ fn kernel_samples(rows: &[&UniqueArgs]) -> Vec<KernelSamples> {
     launches_by_name(rows)
         .into_iter()
         .take(MAX_KERNELS)
-        .map(|(name, launches)| KernelSamples {
-            name: stored_string(&name),
-            launches: launches.len() as u64,
-            total_us: stored_time(launches.iter().sum()),
-            samples_us: spaced_sample(&launches, MAX_SAMPLES)
-                .into_iter()
-                .map(stored_time)
-                .collect(),
-        })
+        .map(|(name, launches)| stored_kernel(&name, &launches))
         .collect()
+}
+
+/// One kernel's launches as stored: their count, total and an evenly
+/// spaced sample of them.
+fn stored_kernel(name: &str, launches: &[f64]) -> KernelSamples {
+    KernelSamples {
+        name: stored_string(name),
+        launches: launches.len() as u64,
+        total_us: stored_time(launches.iter().sum()),
+        samples_us: spaced_sample(launches, MAX_SAMPLES)
+            .into_iter()
+            .map(stored_time)
+            .collect(),
+    }
 }

@@ -40,6 +40,7 @@
 
 mod bounds;
 mod check;
+mod families;
 mod format;
 mod from_profile;
 #[cfg(test)]

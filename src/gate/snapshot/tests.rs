@@ -165,6 +165,7 @@ pub(crate) fn tiny_snapshot() -> Snapshot {
         inference_steps: Vec::new(),
         phase_ops: Vec::new(),
         ranks: Vec::new(),
+        kernel_families: Vec::new(),
     }
 }
 
@@ -606,7 +607,7 @@ pub(crate) fn example_profile() -> (Profile, String, u64) {
 }
 
 #[test]
-fn inference_phases_are_version_1_2_round_trip_and_are_bounded() {
+fn inference_phases_and_kernel_families_round_trip_and_are_bounded() {
     let trace = crate::trace::load_file(
         Path::new(concat!(
             env!("CARGO_MANIFEST_DIR"),
@@ -618,8 +619,13 @@ fn inference_phases_are_version_1_2_round_trip_and_are_bounded() {
     let tree = crate::trace::link::link(&trace);
     let profile = crate::analysis::analyse::analyse(&trace, &tree);
     let snapshot = Snapshot::from_profile(&profile, String::new(), 0);
-    assert_eq!(snapshot.version, SNAPSHOT_VERSION_1_2);
+    // Its GEMM kernel runs in the prefill and the decode rows: a family
+    // (1.4), with every launch.
+    assert_eq!(snapshot.version, SNAPSHOT_VERSION);
     assert_eq!(SNAPSHOT_VERSION.to_string(), "1.4");
+    let family = &snapshot.kernel_families[0];
+    assert_eq!(family.launches as usize, family.samples_us.len());
+    assert!(family.total_us > 0.0, "{family:?}");
     let phases: Vec<Phase> = snapshot.inference_steps.iter().map(|s| s.phase).collect();
     assert_eq!(
         phases,
@@ -640,6 +646,12 @@ fn inference_phases_are_version_1_2_round_trip_and_are_bounded() {
     assert_eq!(back, snapshot);
     // Without phases a snapshot stays 1.0.
     assert_eq!(tiny_snapshot().version, SNAPSHOT_VERSION_1_0);
+    let mut broken = snapshot.clone();
+    broken.kernel_families[0].samples_us[0] = -1.0;
+    assert_eq!(
+        broken.check_bounds(),
+        Err("kernel_families[0].samples_us[0]: -1 is negative; times are ≥ 0 µs".to_string())
+    );
     let mut broken = snapshot;
     broken.inference_steps[2].gpu_time_us = -1.0;
     assert_eq!(

@@ -92,6 +92,7 @@ fn snapshot(run: usize, ops: usize) -> Snapshot {
         inference_steps: Vec::new(),
         phase_ops: Vec::new(),
         ranks: Vec::new(),
+        kernel_families: Vec::new(),
     }
 }
 

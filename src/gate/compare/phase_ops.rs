@@ -1,0 +1,187 @@
+//! Op rows per phase: for an inference trace whose steps are tagged prefill
+//! and decode (more than one phase on a side), each op name is compared
+//! within each phase both sides ran — decode's attention against decode's,
+//! prefill's against prefill's — so a regression in one phase only is
+//! named with its phase, not diluted in the run's rows, where the other
+//! phase's calls of the op (often of the same shapes, always of the same
+//! name) hide it.
+//!
+//! The samples are the op's GPU time in each step of the phase (0 in a
+//! step without it), from the snapshot's per-step op times; its time is
+//! the phase's steps' total, the candidate's scaled to the baseline's
+//! number of steps of that phase (the two runs may have run a different
+//! mix of steps).
+
+use std::collections::BTreeSet;
+
+use super::model::{OpComparison, OpSide, PhaseOpComparison, SamplesBasis};
+use super::rows::{Context, median_or_zero, ratio_estimate};
+use crate::analysis::ops::category::Category;
+use crate::analysis::ops::stats::{Stats, percent};
+use crate::analysis::profile::Phase;
+use crate::gate::snapshot::{OpKey, Snapshot};
+use crate::gate::stats;
+
+/// The per-step op times of the snapshot's steps of `phase`.
+fn phase_steps(snapshot: &Snapshot, phase: Phase) -> Vec<&[(String, f64)]> {
+    snapshot
+        .inference_steps
+        .iter()
+        .filter(|s| s.phase == phase)
+        .map(|s| s.ops.as_slice())
+        .collect()
+}
+
+/// The op's time in each of `steps`, 0 where it did not run.
+fn samples(steps: &[&[(String, f64)]], name: &str) -> Vec<f64> {
+    steps
+        .iter()
+        .map(|ops| {
+            ops.iter()
+                .filter(|(n, _)| n == name)
+                .map(|(_, us)| us)
+                .sum()
+        })
+        .collect()
+}
+
+/// Whether a snapshot records per-step op times (it has more than one
+/// phase).
+fn records_step_ops(snapshot: &Snapshot) -> bool {
+    snapshot.inference_steps.iter().any(|s| !s.ops.is_empty())
+}
+
+/// The per-phase op rows: each op name both sides ran in a phase both
+/// sides ran, when every side records per-step op times; largest absolute
+/// impact first.
+pub(super) fn phase_ops(context: &Context<'_>) -> Vec<PhaseOpComparison> {
+    let candidate = context.candidate;
+    if !records_step_ops(candidate) || !context.baselines.iter().all(records_step_ops) {
+        return Vec::new();
+    }
+    let mut rows = Vec::new();
+    for phase in Phase::ALL {
+        let cand_steps = phase_steps(candidate, phase);
+        let base_steps: Vec<Vec<&[(String, f64)]>> = context
+            .baselines
+            .iter()
+            .map(|b| phase_steps(b, phase))
+            .collect();
+        if cand_steps.is_empty() || base_steps.iter().any(Vec::is_empty) {
+            continue;
+        }
+        let names = |steps: &[&[(String, f64)]]| -> BTreeSet<String> {
+            steps
+                .iter()
+                .flat_map(|ops| ops.iter().map(|(n, _)| n.clone()))
+                .collect()
+        };
+        let mut common = names(&cand_steps);
+        for steps in &base_steps {
+            let theirs = names(steps);
+            common.retain(|n| theirs.contains(n));
+        }
+        for name in common {
+            rows.push(PhaseOpComparison {
+                phase,
+                comparison: compare_phase_op(context, phase, &name, &base_steps, &cand_steps),
+            });
+        }
+    }
+    rows.sort_by(|a, b| {
+        b.comparison
+            .impact_percent
+            .abs()
+            .total_cmp(&a.comparison.impact_percent.abs())
+            .then(a.comparison.baseline.key.cmp(&b.comparison.baseline.key))
+    });
+    rows
+}
+
+/// One op within one phase.
+fn compare_phase_op(
+    context: &Context<'_>,
+    phase: Phase,
+    name: &str,
+    base_steps: &[Vec<&[(String, f64)]>],
+    cand_steps: &[&[(String, f64)]],
+) -> OpComparison {
+    let options = context.options;
+    let runs: Vec<Vec<f64>> = base_steps.iter().map(|s| samples(s, name)).collect();
+    let base: Vec<f64> = runs.iter().flatten().copied().collect();
+    let cand = samples(cand_steps, name);
+    let (samples_basis, estimate) = {
+        let seed = stats::seed_from_parts(options.seed, &["phase op", phase.as_str(), name]);
+        let basis = if base.len() >= 2 && cand.len() >= 2 {
+            SamplesBasis::Steps
+        } else {
+            SamplesBasis::Runs
+        };
+        let estimate = ratio_estimate(
+            options,
+            seed,
+            runs.len() == 1 && base.len() == cand.len(),
+            &base,
+            &cand,
+        );
+        (basis, estimate)
+    };
+    // The phase's total over the baseline's number of its steps.
+    let steps = median_or_zero(runs.iter().map(|r| r.len() as f64));
+    let base_time = median_or_zero(
+        runs.iter()
+            .zip(context.baselines)
+            .map(|(r, run)| r.iter().sum::<f64>() * (context.scale)(run)),
+    );
+    let cand_time = cand.iter().sum::<f64>() * steps / cand.len().max(1) as f64
+        * (context.scale)(context.candidate);
+    // The category of the op's rows (a kernel's, for work outside ops).
+    let category = context
+        .candidate
+        .ops
+        .iter()
+        .find(|op| op.name == name)
+        .map_or(Category::Other, |op| op.category);
+    let side = |samples: &[f64], time_us: f64, runs: usize| {
+        let stats = Stats::of(samples);
+        OpSide {
+            key: OpKey {
+                name: name.to_string(),
+                ..OpKey::default()
+            },
+            category,
+            module_path: None,
+            runs,
+            count: samples.len() as u64,
+            total_us: samples.iter().sum(),
+            time_us,
+            median_us: stats.median,
+            mean_us: stats.mean,
+            min_us: stats.min,
+            max_us: stats.max,
+            kernel_sequence: Vec::new(),
+            model: None,
+            graph: None,
+            kernel_us: Vec::new(),
+        }
+    };
+    let impact_us = cand_time - base_time;
+    OpComparison {
+        baseline_sample_median_us: stats::median(&base).unwrap_or(0.0),
+        candidate_sample_median_us: stats::median(&cand).unwrap_or(0.0),
+        kernel_diff: None,
+        estimate,
+        samples_basis,
+        noise: stats::max_relative_deviation(
+            &runs
+                .iter()
+                .map(|r| median_or_zero(r.iter().copied()))
+                .collect::<Vec<_>>(),
+        ),
+        expected: None,
+        impact_percent: percent(impact_us, context.baseline_total_us),
+        impact_us,
+        baseline: side(&base, base_time, runs.len()),
+        candidate: side(&cand, cand_time, 1),
+    }
+}

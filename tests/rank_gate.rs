@@ -75,6 +75,7 @@ fn slower_all_reduces_fail_naming_the_collective_first() {
     assert_eq!(code, 1, "{text}");
     let first = &report["findings"][0];
     assert_eq!(first["rule"], "collectives", "{report}");
+    assert_eq!(first["kind"], "collective", "{report}");
     assert_eq!(first["severity"], "fail", "{report}");
     assert_eq!(first["op"]["name"], "all_reduce (pg 0)", "{report}");
     let delta = first["delta_percent"].as_f64().unwrap();
@@ -101,17 +102,34 @@ fn another_rank_straggling_is_a_new_straggler() {
         .iter()
         .find(|f| f["rule"] == "collectives.straggler")
         .unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(straggler["kind"], "straggler", "{straggler}");
+    let label = "rank 1 arrives last in 3 of 3 all_reduce (pg 0) calls";
+    assert_eq!(straggler["op"]["name"], label, "{straggler}");
     let message = straggler["message"].as_str().unwrap();
+    // Rank 1 makes three ranks wait 50 µs at each of three all-reduces:
+    // the wait rank 2 made them sit through before, so nothing is added.
     assert!(
-        message.starts_with("rank 1 is a new straggler: last at 100% of 3 collectives"),
+        message.starts_with(
+            "rank 1 is a new straggler: last in 3 of 3 all_reduce (pg 0) calls, the other ranks \
+             wait 150.0 µs per call for it (112.5 µs per rank in all)"
+        ),
         "{message}"
     );
-    // Rank 1 makes three ranks wait 50 µs at each of three all-reduces.
-    assert!(message.contains("wait 450.0 µs in all"), "{message}");
+    assert_eq!(straggler["delta_percent"], 0.0, "{straggler}");
+    assert_eq!(straggler["impact_percent"], 0.0, "{straggler}");
     assert!(
         message.contains("baseline's straggler was rank 2"),
         "{message}"
     );
+    // The reviewer's line says what happened and why; no replay package is
+    // missed for it.
+    let comment = fs::read_to_string(dir.path().join("out/comment.md")).unwrap();
+    let line = comment
+        .lines()
+        .find(|l| l.starts_with("| ⚠️ rank 1 arrives last"))
+        .unwrap_or_else(|| panic!("{comment}"));
+    assert!(line.contains("| +0.0% | +0.0% | straggler |"), "{comment}");
+    assert!(!comment.contains("no replay package"), "{comment}");
     // The same straggler in both is no finding.
     let (_, _, same) = check(&base, &base, &dir.path().join("same"));
     assert!(!rules(&same).contains(&"collectives.straggler".to_string()));

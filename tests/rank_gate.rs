@@ -260,3 +260,93 @@ fn history_add_records_a_rank_set_as_one_run() {
     );
     assert!(text.contains("1 run(s) of the history on `main`"), "{text}");
 }
+
+#[test]
+fn globs_and_rank_regex_name_the_ranks_as_report_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = job(dir.path(), "base", 2, 1.0);
+    // The candidate's files say no rank (no distributedInfo, no `rank<N>`
+    // in their names) and sit among other files: the glob and the regex
+    // pick them and tell their ranks.
+    let other = job(dir.path(), "other", 1, 1.0);
+    let renamed = dir.path().join("renamed");
+    fs::create_dir(&renamed).unwrap();
+    for entry in fs::read_dir(&other).unwrap() {
+        let path = entry.unwrap().path();
+        let mut trace: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+        let rank = match trace["distributedInfo"]["rank"].as_u64() {
+            Some(rank) => rank,
+            None => 2,
+        };
+        trace.as_object_mut().unwrap().remove("distributedInfo");
+        fs::write(renamed.join(format!("gpu-{rank}.json")), trace.to_string()).unwrap();
+    }
+    fs::write(renamed.join("notes.txt"), "not a trace").unwrap();
+    let glob = format!("{}/gpu-*.json", renamed.display());
+    let regex = r"(?:gpu-|worker|rank)(\d+)";
+    let out = dir.path().join("out");
+    let output = tracegate()
+        .args([
+            "check",
+            "--ranks",
+            "-q",
+            "--rank-regex",
+            regex,
+            "--baseline",
+        ])
+        .arg(&base)
+        .arg("--candidate")
+        .arg(&glob)
+        .arg("--out-dir")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let report: Value =
+        serde_json::from_str(&fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let straggler = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "straggler")
+        .unwrap_or_else(|| panic!("{report}"));
+    assert_eq!(
+        straggler["op"]["name"],
+        "rank 1 arrives last in 3 of 3 all_reduce (pg 0) calls"
+    );
+    // Named after the glob's directory, as a directory would be.
+    assert_eq!(report["workloads"][0]["name"], "renamed", "{report}");
+    // `snapshot --ranks` reads the same glob alike; without --ranks the
+    // regex is refused.
+    let set = dir.path().join("set.snapshot.json.gz");
+    tracegate()
+        .args(["snapshot", "--ranks", "-q", "--rank-regex", regex, "-o"])
+        .arg(&set)
+        .arg(&glob)
+        .assert()
+        .success();
+    let file = fs::File::open(&set).unwrap();
+    let snapshot: Value = serde_json::from_reader(flate2::read::GzDecoder::new(file)).unwrap();
+    let ranks: Vec<(u64, &str)> = snapshot["ranks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["rank"].as_u64().unwrap(), r["source"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        ranks,
+        [
+            (0, "gpu-0.json"),
+            (1, "gpu-1.json"),
+            (2, "gpu-2.json"),
+            (3, "gpu-3.json")
+        ]
+    );
+    tracegate()
+        .args(["snapshot", "--rank-regex", regex, "-o"])
+        .arg(dir.path().join("one.snapshot.json.gz"))
+        .arg(renamed.join("gpu-0.json"))
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("give --ranks too"));
+}

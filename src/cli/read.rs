@@ -14,6 +14,7 @@ use tracegate::trace::{self, LoadLimits, Trace, link};
 
 use super::jobs::Jobs;
 use super::{Failure, load_with_progress};
+use regex::Regex;
 
 /// How inputs are read: `--quiet`, the input limits and `--jobs`.
 pub struct ReadOptions {
@@ -25,6 +26,8 @@ pub struct ReadOptions {
     pub jobs: Jobs,
     /// `--ranks`: a directory is one job's ranks, not a set of workloads.
     pub ranks: bool,
+    /// `--rank-regex`: each rank's file's rank from its name.
+    pub rank_regex: Option<Regex>,
 }
 
 impl ReadOptions {
@@ -35,6 +38,7 @@ impl ReadOptions {
             limits: self.limits.clone(),
             jobs: self.jobs,
             ranks: self.ranks,
+            rank_regex: self.rank_regex.clone(),
         }
     }
 }

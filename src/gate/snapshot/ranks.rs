@@ -112,6 +112,20 @@ impl Snapshot {
         inputs
     }
 
+    /// This one rank's snapshot told as rank `rank`, whatever its trace
+    /// recorded (`--rank-regex` reads ranks from file names); `None` when
+    /// it holds several ranks already.
+    pub fn as_rank(mut self, rank: u32) -> Option<Snapshot> {
+        if self.ranks.len() > 1 {
+            return None;
+        }
+        for part in &mut self.ranks {
+            part.rank = Some(rank);
+        }
+        self.fingerprint.rank = Some(i64::from(rank));
+        Some(self)
+    }
+
     /// The ranks this snapshot holds, by rank.
     pub fn rank_numbers(&self) -> Vec<u32> {
         let mut numbers: Vec<u32> = self.ranks.iter().filter_map(|r| r.rank).collect();

@@ -88,6 +88,20 @@ fn slower_all_reduces_fail_naming_the_collective_first() {
     assert!(fail_line.contains("all_reduce (pg 0)"), "{text}");
     let comment = fs::read_to_string(out.join("comment.md")).unwrap();
     assert!(comment.contains("all_reduce (pg 0)"), "{comment}");
+    // The op rows are the lowest rank's two kernels (its elementwise kernel
+    // once, its all-reduce kernel three times): the collective is no op
+    // row, neither matched nor in the single-sample note.
+    let workload = &report["workloads"][0];
+    assert_eq!(workload["matched"], 2, "{workload}");
+    assert_eq!(workload["unchanged"], 2, "{workload}");
+    assert!(
+        workload["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().starts_with("1 of 2 matched op rows have a single")),
+        "{workload}"
+    );
 }
 
 #[test]

@@ -95,11 +95,10 @@ fn slower_all_reduces_fail_naming_the_collective_first() {
     assert_eq!(workload["matched"], 2, "{workload}");
     assert_eq!(workload["unchanged"], 2, "{workload}");
     assert!(
-        workload["notes"]
-            .as_array()
+        workload["notes"].as_array().unwrap().iter().any(|n| n
+            .as_str()
             .unwrap()
-            .iter()
-            .any(|n| n.as_str().unwrap().starts_with("1 of 2 matched op rows have a single")),
+            .starts_with("1 of 2 matched op rows have a single")),
         "{workload}"
     );
 }
@@ -144,6 +143,11 @@ fn another_rank_straggling_is_a_new_straggler() {
         .unwrap_or_else(|| panic!("{comment}"));
     assert!(line.contains("| +0.0% | +0.0% | straggler |"), "{comment}");
     assert!(!comment.contains("no replay package"), "{comment}");
+    // Under it, the message: who waits for whom and how long per call.
+    assert!(
+        comment.contains("the other ranks wait 150.0 µs per call for it"),
+        "{comment}"
+    );
     // The same straggler in both is no finding.
     let (_, _, same) = check(&base, &base, &dir.path().join("same"));
     assert!(!rules(&same).contains(&"collectives.straggler".to_string()));

@@ -100,6 +100,18 @@ pub enum FindingKind {
     Policy,
 }
 
+impl FindingKind {
+    /// Whether it is about a rank set's collectives ([`Collective`],
+    /// [`Straggler`]): its `op` names a collective or a rank, not an op
+    /// row, so it has no shapes and no call to replay.
+    ///
+    /// [`Collective`]: FindingKind::Collective
+    /// [`Straggler`]: FindingKind::Straggler
+    pub fn is_rank_set(self) -> bool {
+        matches!(self, FindingKind::Collective | FindingKind::Straggler)
+    }
+}
+
 /// The op a finding is about.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct OpRef {

@@ -8,7 +8,7 @@ use super::ir::{ReplayError, ReplayIr};
 use crate::analysis::ops::args::python_repr;
 use crate::analysis::profile::UniqueArgs;
 use crate::gate::policy::{self, Pattern};
-use crate::gate::verdict::{Finding, FindingKind, OpRef, Verdict};
+use crate::gate::verdict::{Finding, OpRef, Verdict};
 use crate::trace::{Kind, Trace};
 
 /// The unique-args rows whose name matches `name` and, when given, whose
@@ -90,12 +90,7 @@ pub fn select_packages(
         let Some(op) = &finding.op else { continue };
         // A collective or a straggler is a rank set's, not an op row's:
         // there is no call to replay.
-        if !policy.severities.contains(&finding.severity)
-            || matches!(
-                finding.kind,
-                FindingKind::Collective | FindingKind::Straggler
-            )
-        {
+        if !policy.severities.contains(&finding.severity) || finding.kind.is_rank_set() {
             continue;
         }
         let key = (

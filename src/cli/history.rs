@@ -381,7 +381,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::cli::args::{HardwareArgs, JobsArgs, LoadArgs};
+    use crate::cli::args::{HardwareArgs, JobsArgs, LoadArgs, RankRegexArgs};
 
     fn args(commit: Option<&str>) -> HistoryAddArgs {
         HistoryAddArgs {
@@ -393,6 +393,7 @@ mod tests {
             time: None,
             inputs: vec!["t.json".into()],
             ranks: false,
+            rank: RankRegexArgs { rank_regex: None },
             quiet: true,
             jobs: JobsArgs { jobs: None },
             hardware: HardwareArgs {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::ranks::write_rank_of;
-use crate::util::tracegate;
+use crate::util::{read_gz_json, tracegate};
 
 /// A 4-rank job in a new directory `dir/name`: rank `late` delayed 50 µs
 /// before each all-reduce, every all-reduce `scale` times as long.
@@ -24,8 +24,20 @@ fn job(dir: &Path, name: &str, late: u32, scale: f64) -> PathBuf {
 /// `check --ranks` of `baseline` against `candidate` into `out`: the exit
 /// code, the terminal text and report.json.
 fn check(baseline: &Path, candidate: &Path, out: &Path) -> (i32, String, Value) {
+    check_with(&[], baseline, candidate, out)
+}
+
+/// [`check`] with `args` added.
+fn check_with(
+    args: &[&str],
+    baseline: &Path,
+    candidate: &Path,
+    out: &Path,
+) -> (i32, String, Value) {
     let output = tracegate()
-        .args(["check", "--ranks", "--color", "never", "--baseline"])
+        .args(["check", "--ranks", "--color", "never"])
+        .args(args)
+        .arg("--baseline")
         .arg(baseline)
         .arg("--candidate")
         .arg(candidate)
@@ -187,12 +199,8 @@ fn sixty_four_per_rank_snapshots_merge_as_the_set_snapshot() {
         rules(&report).iter().all(|r| !r.starts_with("collectives")),
         "{report}"
     );
-    let read = |path: &Path| -> Value {
-        let file = fs::File::open(path).unwrap();
-        serde_json::from_reader(flate2::read::GzDecoder::new(file)).unwrap()
-    };
-    let merged = read(&out.join("candidate.snapshot.json.gz"));
-    let whole = read(&set);
+    let merged = read_gz_json(&out.join("candidate.snapshot.json.gz"));
+    let whole = read_gz_json(&set);
     assert_eq!(merged["ranks"].as_array().unwrap().len(), 64);
     assert_eq!(merged["ranks"], whole["ranks"]);
     assert_eq!(merged["ops"], whole["ops"]);
@@ -300,26 +308,13 @@ fn globs_and_rank_regex_name_the_ranks_as_report_does() {
     fs::write(renamed.join("notes.txt"), "not a trace").unwrap();
     let glob = format!("{}/gpu-*.json", renamed.display());
     let regex = r"(?:gpu-|worker|rank)(\d+)";
-    let out = dir.path().join("out");
-    let output = tracegate()
-        .args([
-            "check",
-            "--ranks",
-            "-q",
-            "--rank-regex",
-            regex,
-            "--baseline",
-        ])
-        .arg(&base)
-        .arg("--candidate")
-        .arg(&glob)
-        .arg("--out-dir")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(0), "{output:?}");
-    let report: Value =
-        serde_json::from_str(&fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let (code, text, report) = check_with(
+        &["--rank-regex", regex],
+        &base,
+        Path::new(&glob),
+        &dir.path().join("out"),
+    );
+    assert_eq!(code, 0, "{text}");
     let straggler = report["findings"]
         .as_array()
         .unwrap()
@@ -341,8 +336,7 @@ fn globs_and_rank_regex_name_the_ranks_as_report_does() {
         .arg(&glob)
         .assert()
         .success();
-    let file = fs::File::open(&set).unwrap();
-    let snapshot: Value = serde_json::from_reader(flate2::read::GzDecoder::new(file)).unwrap();
+    let snapshot = read_gz_json(&set);
     let ranks: Vec<(u64, &str)> = snapshot["ranks"]
         .as_array()
         .unwrap()

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::util::tracegate;
+use crate::util::{read_gz_json, tracegate};
 
 /// One rank's trace: three all-reduces of 1 Mi bf16 elements 1000 µs
 /// apart, each `delay` µs late when `late`; a late rank runs 100 µs, the
@@ -442,8 +442,7 @@ fn a_kernel_without_launch_hides_communication_alike_in_report_and_snapshot() {
         .arg(dir.path())
         .assert()
         .success();
-    let file = fs::File::open(&path).unwrap();
-    let snapshot: Value = serde_json::from_reader(flate2::read::GzDecoder::new(file)).unwrap();
+    let snapshot = read_gz_json(&path);
     for rank in 0..4 {
         let comm = &report["ranks"]["ranks"][rank]["comm_time"];
         let kept = &snapshot["ranks"][rank];

@@ -4,8 +4,8 @@
 //! Three rules, each a [`Finding`] for `check` to add to the verdict
 //! (through `JudgeOptions::findings`, as drift enters):
 //!
-//! - **`collectives`** (kind `collective`): a collective (kind and process group,
-//!   `all_reduce (pg 0)`) got slower. One sample per instance: its time once
+//! - **`collectives`** (kind `collective`): a collective (kind and process
+//!   group, `all_reduce (pg 0)`) got slower. One sample per instance: its time once
 //!   every rank was in (the last arrival's kernel duration, so a straggler's
 //!   wait is not counted as the network's). The samples are judged as op
 //!   rows are: the seeded bootstrap of the ratio of medians, the policy's
@@ -18,8 +18,8 @@
 //!   arrival, per rank, so a straggler that took over another's wait adds
 //!   nothing.
 //! - **`collectives.exposed_comm`** (kind `timeline`, as the one-trace
-//!   `exposed_comm_time` gate it extends to every rank): the exposed communication time (not
-//!   hidden behind the rank's compute) grew beyond
+//!   `exposed_comm_time` gate it extends to every rank): the exposed
+//!   communication time (not hidden behind the rank's compute) grew beyond
 //!   `communication.max_exposed_growth_percent`, the largest over ranks or
 //!   the mean.
 //!

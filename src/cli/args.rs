@@ -6,7 +6,6 @@ use std::num::NonZeroUsize;
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use regex::Regex;
 
 use tracegate::analysis::analyse::AnalysisOptions;
 use tracegate::analysis::comm::CommKernels;
@@ -578,20 +577,6 @@ pub(super) struct RankRegexArgs {
     /// the number after `rank` in the file name.
     #[arg(long, value_name = "REGEX")]
     pub(super) rank_regex: Option<String>,
-}
-
-impl RankRegexArgs {
-    /// The compiled `--rank-regex`; an error when it is given and the
-    /// command reads no rank set (`ranks` false: no `--ranks`).
-    pub(super) fn regex(&self, ranks: bool) -> Result<Option<Regex>, Failure> {
-        match &self.rank_regex {
-            Some(_) if !ranks => Err(Failure::input(
-                "--rank-regex names the ranks of a rank set: give --ranks too",
-            )),
-            Some(text) => super::ranks::rank_regex(text).map(Some),
-            None => Ok(None),
-        }
-    }
 }
 
 /// How many inputs are read at once.

@@ -54,7 +54,7 @@ fn add(args: &HistoryAddArgs) -> Result<u8, Failure> {
         limits: args.load.limits(),
         jobs: args.jobs.jobs(),
         ranks: args.ranks,
-        rank_regex: args.rank.regex(args.ranks)?,
+        rank_regex: super::ranks::rank_regex_of(&args.rank, args.ranks)?,
     };
     let mut snapshots = jobs::read_all(
         &args.inputs,

@@ -215,7 +215,7 @@ fn snapshot_command(args: &SnapshotArgs) -> Result<(), Failure> {
         comm: args.comm.kernels()?,
         ..args.hardware.options()?
     };
-    let rank_regex = args.rank.regex(args.ranks)?;
+    let rank_regex = ranks::rank_regex_of(&args.rank, args.ranks)?;
     let snapshot = if args.ranks {
         let read = read::ReadOptions {
             quiet: args.quiet,
@@ -294,7 +294,7 @@ fn check_command(args: &CheckArgs) -> Result<u8, Failure> {
             limits: args.load.limits(),
             jobs: args.jobs.jobs(),
             ranks: args.ranks,
-            rank_regex: args.rank.regex(args.ranks)?,
+            rank_regex: ranks::rank_regex_of(&args.rank, args.ranks)?,
         },
         args.out_dir.as_deref(),
         &options,

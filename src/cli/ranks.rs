@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use globset::GlobBuilder;
 use regex::Regex;
 
-use super::args::{Format, ReportArgs};
+use super::args::{Format, RankRegexArgs, ReportArgs};
 use super::{Failure, color_enabled, emit, load_trace, terminal_width};
 use tracegate::analysis::ranks::{self, RankContext, RankInput};
 use tracegate::render;
@@ -41,7 +41,7 @@ pub(super) fn report(args: &ReportArgs) -> Result<(), Failure> {
             "--capture takes one trace's capture, not a rank set's",
         ));
     }
-    let rank_regex = args.rank.regex(true)?;
+    let rank_regex = rank_regex_of(&args.rank, true)?;
     let label = args.trace.display().to_string();
     let paths = rank_set_files(&args.trace, rank_regex.as_ref())?;
     let options = args.hardware.options()?;
@@ -227,6 +227,18 @@ fn walk(dir: &Path, strip: bool, depth: usize, visit: &mut dyn FnMut(&Path)) {
             Ok(kind) if !kind.is_dir() && path.is_file() => visit(&path),
             _ => {}
         }
+    }
+}
+
+/// The compiled `--rank-regex` of `args`; an error when it is given and
+/// the command reads no rank set (`ranks` false: no `--ranks`).
+pub(super) fn rank_regex_of(args: &RankRegexArgs, ranks: bool) -> Result<Option<Regex>, Failure> {
+    match &args.rank_regex {
+        Some(_) if !ranks => Err(Failure::input(
+            "--rank-regex names the ranks of a rank set: give --ranks too",
+        )),
+        Some(text) => rank_regex(text).map(Some),
+        None => Ok(None),
     }
 }
 

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::ranks::write_rank_of;
-use crate::util::tracegate;
+use crate::util::{read_gz_json, tracegate};
 
 /// A 4-rank job in a new directory `dir/name`: rank `late` delayed 50 µs
 /// before each all-reduce, every all-reduce `scale` times as long.
@@ -24,8 +24,20 @@ fn job(dir: &Path, name: &str, late: u32, scale: f64) -> PathBuf {
 /// `check --ranks` of `baseline` against `candidate` into `out`: the exit
 /// code, the terminal text and report.json.
 fn check(baseline: &Path, candidate: &Path, out: &Path) -> (i32, String, Value) {
+    check_with(&[], baseline, candidate, out)
+}
+
+/// [`check`] with `args` added.
+fn check_with(
+    args: &[&str],
+    baseline: &Path,
+    candidate: &Path,
+    out: &Path,
+) -> (i32, String, Value) {
     let output = tracegate()
-        .args(["check", "--ranks", "--color", "never", "--baseline"])
+        .args(["check", "--ranks", "--color", "never"])
+        .args(args)
+        .arg("--baseline")
         .arg(baseline)
         .arg("--candidate")
         .arg(candidate)
@@ -75,6 +87,7 @@ fn slower_all_reduces_fail_naming_the_collective_first() {
     assert_eq!(code, 1, "{text}");
     let first = &report["findings"][0];
     assert_eq!(first["rule"], "collectives", "{report}");
+    assert_eq!(first["kind"], "collective", "{report}");
     assert_eq!(first["severity"], "fail", "{report}");
     assert_eq!(first["op"]["name"], "all_reduce (pg 0)", "{report}");
     let delta = first["delta_percent"].as_f64().unwrap();
@@ -87,6 +100,19 @@ fn slower_all_reduces_fail_naming_the_collective_first() {
     assert!(fail_line.contains("all_reduce (pg 0)"), "{text}");
     let comment = fs::read_to_string(out.join("comment.md")).unwrap();
     assert!(comment.contains("all_reduce (pg 0)"), "{comment}");
+    // The op rows are the lowest rank's two kernels (its elementwise kernel
+    // once, its all-reduce kernel three times): the collective is no op
+    // row, neither matched nor in the single-sample note.
+    let workload = &report["workloads"][0];
+    assert_eq!(workload["matched"], 2, "{workload}");
+    assert_eq!(workload["unchanged"], 2, "{workload}");
+    assert!(
+        workload["notes"].as_array().unwrap().iter().any(|n| n
+            .as_str()
+            .unwrap()
+            .starts_with("1 of 2 matched op rows have a single")),
+        "{workload}"
+    );
 }
 
 #[test]
@@ -101,16 +127,38 @@ fn another_rank_straggling_is_a_new_straggler() {
         .iter()
         .find(|f| f["rule"] == "collectives.straggler")
         .unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(straggler["kind"], "straggler", "{straggler}");
+    let label = "rank 1 arrives last in 3 of 3 all_reduce (pg 0) calls";
+    assert_eq!(straggler["op"]["name"], label, "{straggler}");
     let message = straggler["message"].as_str().unwrap();
+    // Rank 1 makes three ranks wait 50 µs at each of three all-reduces:
+    // the wait rank 2 made them sit through before, so nothing is added.
     assert!(
-        message.starts_with("rank 1 is a new straggler: last at 100% of 3 collectives"),
+        message.starts_with(
+            "rank 1 is a new straggler: last in 3 of 3 all_reduce (pg 0) calls, the other ranks \
+             wait 150.0 µs per call for it (112.5 µs per rank in all)"
+        ),
         "{message}"
     );
-    // Rank 1 makes three ranks wait 50 µs at each of three all-reduces.
-    assert!(message.contains("wait 450.0 µs in all"), "{message}");
+    assert_eq!(straggler["delta_percent"], 0.0, "{straggler}");
+    assert_eq!(straggler["impact_percent"], 0.0, "{straggler}");
     assert!(
         message.contains("baseline's straggler was rank 2"),
         "{message}"
+    );
+    // The reviewer's line says what happened and why; no replay package is
+    // missed for it.
+    let comment = fs::read_to_string(dir.path().join("out/comment.md")).unwrap();
+    let line = comment
+        .lines()
+        .find(|l| l.starts_with("| ⚠️ rank 1 arrives last"))
+        .unwrap_or_else(|| panic!("{comment}"));
+    assert!(line.contains("| +0.0% | +0.0% | straggler |"), "{comment}");
+    assert!(!comment.contains("no replay package"), "{comment}");
+    // Under it, the message: who waits for whom and how long per call.
+    assert!(
+        comment.contains("the other ranks wait 150.0 µs per call for it"),
+        "{comment}"
     );
     // The same straggler in both is no finding.
     let (_, _, same) = check(&base, &base, &dir.path().join("same"));
@@ -151,12 +199,8 @@ fn sixty_four_per_rank_snapshots_merge_as_the_set_snapshot() {
         rules(&report).iter().all(|r| !r.starts_with("collectives")),
         "{report}"
     );
-    let read = |path: &Path| -> Value {
-        let file = fs::File::open(path).unwrap();
-        serde_json::from_reader(flate2::read::GzDecoder::new(file)).unwrap()
-    };
-    let merged = read(&out.join("candidate.snapshot.json.gz"));
-    let whole = read(&set);
+    let merged = read_gz_json(&out.join("candidate.snapshot.json.gz"));
+    let whole = read_gz_json(&set);
     assert_eq!(merged["ranks"].as_array().unwrap().len(), 64);
     assert_eq!(merged["ranks"], whole["ranks"]);
     assert_eq!(merged["ops"], whole["ops"]);
@@ -241,4 +285,78 @@ fn history_add_records_a_rank_set_as_one_run() {
         "{text}"
     );
     assert!(text.contains("1 run(s) of the history on `main`"), "{text}");
+}
+
+#[test]
+fn globs_and_rank_regex_name_the_ranks_as_report_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = job(dir.path(), "base", 2, 1.0);
+    // The candidate's files say no rank (no distributedInfo, no `rank<N>`
+    // in their names) and sit among other files: the glob and the regex
+    // pick them and tell their ranks.
+    let other = job(dir.path(), "other", 1, 1.0);
+    let renamed = dir.path().join("renamed");
+    fs::create_dir(&renamed).unwrap();
+    for entry in fs::read_dir(&other).unwrap() {
+        let path = entry.unwrap().path();
+        let mut trace: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+        // Rank 2's file records no rank: its name says it.
+        let rank = trace["distributedInfo"]["rank"].as_u64().unwrap_or(2);
+        trace.as_object_mut().unwrap().remove("distributedInfo");
+        fs::write(renamed.join(format!("gpu-{rank}.json")), trace.to_string()).unwrap();
+    }
+    fs::write(renamed.join("notes.txt"), "not a trace").unwrap();
+    let glob = format!("{}/gpu-*.json", renamed.display());
+    let regex = r"(?:gpu-|worker|rank)(\d+)";
+    let (code, text, report) = check_with(
+        &["--rank-regex", regex],
+        &base,
+        Path::new(&glob),
+        &dir.path().join("out"),
+    );
+    assert_eq!(code, 0, "{text}");
+    let straggler = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "straggler")
+        .unwrap_or_else(|| panic!("{report}"));
+    assert_eq!(
+        straggler["op"]["name"],
+        "rank 1 arrives last in 3 of 3 all_reduce (pg 0) calls"
+    );
+    // Named after the glob's directory, as a directory would be.
+    assert_eq!(report["workloads"][0]["name"], "renamed", "{report}");
+    // `snapshot --ranks` reads the same glob alike; without --ranks the
+    // regex is refused.
+    let set = dir.path().join("set.snapshot.json.gz");
+    tracegate()
+        .args(["snapshot", "--ranks", "-q", "--rank-regex", regex, "-o"])
+        .arg(&set)
+        .arg(&glob)
+        .assert()
+        .success();
+    let snapshot = read_gz_json(&set);
+    let ranks: Vec<(u64, &str)> = snapshot["ranks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["rank"].as_u64().unwrap(), r["source"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        ranks,
+        [
+            (0, "gpu-0.json"),
+            (1, "gpu-1.json"),
+            (2, "gpu-2.json"),
+            (3, "gpu-3.json")
+        ]
+    );
+    tracegate()
+        .args(["snapshot", "--rank-regex", regex, "-o"])
+        .arg(dir.path().join("one.snapshot.json.gz"))
+        .arg(renamed.join("gpu-0.json"))
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("give --ranks too"));
 }

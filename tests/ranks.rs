@@ -11,7 +11,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::util::tracegate;
+use crate::util::{read_gz_json, tracegate};
 
 /// One rank's trace: three all-reduces of 1 Mi bf16 elements 1000 µs
 /// apart, each `delay` µs late when `late`; a late rank runs 100 µs, the
@@ -422,6 +422,34 @@ fn communication_under_a_compute_kernel_is_hidden_and_the_rest_exposed() {
     assert_eq!(cell(&header, rank0, "total_comm_time_us"), "450.0");
     assert_eq!(cell(&header, rank0, "overlapped_comm_time_us"), "90.0");
     assert_eq!(cell(&header, rank0, "exposed_comm_time_us"), "360.0");
+}
+
+#[test]
+fn a_kernel_without_launch_hides_communication_alike_in_report_and_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    // Rank 0's GEMM over 1020–1060 has no launch: the profile's timeline
+    // leaves it out, the rank's communication time counts it.
+    write_rank_with(dir.path(), 0, false, 50.0, &[compute(1020.0, 40.0)], None);
+    for rank in 1..4 {
+        write_rank(dir.path(), rank, rank == 2, 50.0);
+    }
+    let report = report_json(dir.path());
+    let set = tempfile::tempdir().unwrap();
+    let path = set.path().join("set.snapshot.json.gz");
+    tracegate()
+        .args(["snapshot", "--ranks", "-q", "-o"])
+        .arg(&path)
+        .arg(dir.path())
+        .assert()
+        .success();
+    let snapshot = read_gz_json(&path);
+    for rank in 0..4 {
+        let comm = &report["ranks"]["ranks"][rank]["comm_time"];
+        let kept = &snapshot["ranks"][rank];
+        assert_eq!(kept["exposed_comm_us"], comm["exposed_us"], "rank {rank}");
+        assert_eq!(kept["total_comm_us"], comm["total_us"], "rank {rank}");
+    }
+    assert_eq!(snapshot["ranks"][0]["exposed_comm_us"], 410.0);
 }
 
 /// One rank of a vLLM-style job: custom all-reduce kernels with no

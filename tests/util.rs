@@ -110,6 +110,12 @@ pub fn relative_difference(a: f64, b: f64) -> f64 {
     }
 }
 
+/// A gzip JSON file (a snapshot), parsed.
+pub fn read_gz_json(path: &Path) -> serde_json::Value {
+    let file = std::fs::File::open(path).expect("open");
+    serde_json::from_reader(flate2::read::GzDecoder::new(file)).expect("gzip JSON")
+}
+
 /// Path of the built binary.
 pub fn tracegate() -> assert_cmd::Command {
     assert_cmd::Command::cargo_bin("tracegate").expect("binary built")

@@ -98,9 +98,13 @@ pub(super) struct HistoryAddArgs {
     pub(super) inputs: Vec<PathBuf>,
     /// Each input is one distributed job's ranks: a directory of per-rank
     /// traces or snapshots (merged into one run named after the directory),
-    /// or a rank set's snapshot, as `check --ranks` reads them.
+    /// a glob of them, or a rank set's snapshot, as `check --ranks` reads
+    /// them.
     #[arg(long)]
     pub(super) ranks: bool,
+
+    #[command(flatten)]
+    pub(super) rank: RankRegexArgs,
     /// No progress bar, even on a terminal.
     #[arg(short, long)]
     pub(super) quiet: bool,
@@ -237,9 +241,13 @@ pub(super) struct SnapshotArgs {
     /// with every rank's communication kernels, for `check` to match the
     /// collectives across ranks. A snapshot of one rank's trace keeps that
     /// rank's communication anyway: per-rank snapshots made on each node
-    /// merge in `check --ranks`.
+    /// merge in `check --ranks`. A glob (quoted) names the files instead of
+    /// a directory.
     #[arg(long)]
     pub(super) ranks: bool,
+
+    #[command(flatten)]
+    pub(super) rank: RankRegexArgs,
 
     /// Where to write the snapshot (gzip JSON), e.g. `baseline/NAME.snapshot.json.gz`
     /// for the trace NAME.json.gz: `check` on directories pairs files by workload
@@ -302,10 +310,15 @@ pub(super) struct CheckArgs {
     /// anywhere: a CI matrix, a Slurm array), or a snapshot of the set
     /// (`snapshot DIR --ranks`). The ranks are merged; collectives are
     /// matched across ranks and judged (time per call, new stragglers,
-    /// exposed communication); op rows are the lowest rank's. Without it a
-    /// directory is a set of workloads paired by file name.
+    /// exposed communication); op rows are the lowest rank's. A glob
+    /// (quoted: `'job/*/rank*.json.gz'`) names the files instead of a
+    /// directory. Without it a directory is a set of workloads paired by
+    /// file name.
     #[arg(long)]
     pub(super) ranks: bool,
+
+    #[command(flatten)]
+    pub(super) rank: RankRegexArgs,
 
     /// The capture trace of the baseline trace(s) given as files (in a
     /// directory, NAME.capture.json.gz beside workload NAME is used).
@@ -511,12 +524,8 @@ pub(super) struct ReportArgs {
     /// glob (quoted: `'traces/*/rank*.json.gz'`; `**` crosses directories).
     pub(super) trace: PathBuf,
 
-    /// For a rank set: a regex with one capture group that gives each
-    /// trace's rank from its file name (`trace_(\d+)\.json`); only the
-    /// files whose names match are read. Default: `distributedInfo.rank`,
-    /// else the number after `rank` in the file name.
-    #[arg(long, value_name = "REGEX")]
-    pub(super) rank_regex: Option<String>,
+    #[command(flatten)]
+    pub(super) rank: RankRegexArgs,
 
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Terminal)]
@@ -556,6 +565,18 @@ pub(super) struct ReportArgs {
 
     #[command(flatten)]
     pub(super) load: LoadArgs,
+}
+
+/// How a rank set's files get their ranks (`report`, and `--ranks` on
+/// `snapshot`, `check` and `history add`).
+#[derive(Debug, clap::Args)]
+pub(super) struct RankRegexArgs {
+    /// For a rank set: a regex with one capture group that gives each
+    /// file's rank from its name (`trace_(\d+)\.json`); only the files
+    /// whose names match are read. Default: `distributedInfo.rank`, else
+    /// the number after `rank` in the file name.
+    #[arg(long, value_name = "REGEX")]
+    pub(super) rank_regex: Option<String>,
 }
 
 /// How many inputs are read at once.

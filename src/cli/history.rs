@@ -54,6 +54,7 @@ fn add(args: &HistoryAddArgs) -> Result<u8, Failure> {
         limits: args.load.limits(),
         jobs: args.jobs.jobs(),
         ranks: args.ranks,
+        rank_regex: super::ranks::rank_regex_of(&args.rank, args.ranks)?,
     };
     let mut snapshots = jobs::read_all(
         &args.inputs,
@@ -380,7 +381,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::cli::args::{HardwareArgs, JobsArgs, LoadArgs};
+    use crate::cli::args::{HardwareArgs, JobsArgs, LoadArgs, RankRegexArgs};
 
     fn args(commit: Option<&str>) -> HistoryAddArgs {
         HistoryAddArgs {
@@ -392,6 +393,7 @@ mod tests {
             time: None,
             inputs: vec!["t.json".into()],
             ranks: false,
+            rank: RankRegexArgs { rank_regex: None },
             quiet: true,
             jobs: JobsArgs { jobs: None },
             hardware: HardwareArgs {

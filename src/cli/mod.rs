@@ -215,12 +215,14 @@ fn snapshot_command(args: &SnapshotArgs) -> Result<(), Failure> {
         comm: args.comm.kernels()?,
         ..args.hardware.options()?
     };
+    let rank_regex = ranks::rank_regex_of(&args.rank, args.ranks)?;
     let snapshot = if args.ranks {
         let read = read::ReadOptions {
             quiet: args.quiet,
             limits: args.load.limits(),
             jobs: args.jobs.jobs(),
             ranks: true,
+            rank_regex,
         };
         let set = rank_check::rank_set(&args.trace, args.capture.as_deref(), &options, &read)?;
         rank_check::writable(&set, &args.trace)?;
@@ -292,6 +294,7 @@ fn check_command(args: &CheckArgs) -> Result<u8, Failure> {
             limits: args.load.limits(),
             jobs: args.jobs.jobs(),
             ranks: args.ranks,
+            rank_regex: ranks::rank_regex_of(&args.rank, args.ranks)?,
         },
         args.out_dir.as_deref(),
         &options,

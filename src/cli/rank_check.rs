@@ -1,10 +1,13 @@
 //! Rank sets in `snapshot --ranks`, `check --ranks` and `history add
-//! --ranks`: a directory (or a file) of one job's per-rank traces or
-//! snapshots, wherever each was made, read into one snapshot
+//! --ranks`: a directory or a glob (or a file) of one job's per-rank
+//! traces or snapshots, wherever each was made, each rank told as `report`
+//! tells it (`--rank-regex` too), read into one snapshot
 //! ([`Snapshot::merge_ranks`]); and the rank-set findings `check` adds for
 //! a workload whose sides hold several ranks ([`collectives::judge`]).
 
 use std::path::{Path, PathBuf};
+
+use regex::Regex;
 
 use tracegate::analysis::analyse::AnalysisOptions;
 use tracegate::gate::collectives;
@@ -14,6 +17,7 @@ use tracegate::gate::verdict::Finding;
 
 use super::Failure;
 use super::jobs;
+use super::ranks;
 use super::read::{ReadOptions, snapshot_of_input};
 
 /// The snapshot of one job's ranks at `path`: a directory of per-rank
@@ -33,19 +37,30 @@ pub fn rank_set(
             capture.display()
         )));
     }
-    let files = rank_files(path)?;
+    let regex = read.rank_regex.as_ref();
+    let files = rank_files(path, regex)?;
     let name_of = |file: &PathBuf| {
         file.file_name()
             .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
     };
     let one = |file: &PathBuf, quiet: bool| {
-        snapshot_of_input(file, None, options, &read.with_quiet(quiet)).map(Snapshot::without_rows)
+        let snapshot = snapshot_of_input(file, None, options, &read.with_quiet(quiet))?;
+        let Some(regex) = regex else {
+            return Ok(snapshot.without_rows());
+        };
+        let rank = ranks::rank_by_regex(regex, file)?;
+        snapshot.without_rows().as_rank(rank).ok_or_else(|| {
+            Failure::input(format!(
+                "{}: holds several ranks already: --rank-regex names one rank per file",
+                file.display()
+            ))
+        })
     };
     let parts = jobs::read_all(&files, read.jobs, read.quiet, |f| jobs::file_size(f), one)?
         .zip(&files)
         .map(|(snapshot, file)| snapshot.map(|s| (name_of(file), s)))
         .collect::<Result<Vec<_>, _>>()?;
-    let workload = snapshot::workload_name(path);
+    let workload = snapshot::workload_name(&ranks::set_directory(path));
     let (merged, index) = Snapshot::merge_ranks(parts, &workload)
         .map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
     let whole = snapshot_of_input(&files[index], None, options, read)?;
@@ -70,20 +85,14 @@ pub fn writable(set: &Snapshot, path: &Path) -> Result<(), Failure> {
     )))
 }
 
-/// The trace or snapshot files of a rank set: the directory's `*.json` and
-/// `*.json.gz`, by name, or the one file given.
-pub(super) fn rank_files(path: &Path) -> Result<Vec<PathBuf>, Failure> {
-    if !path.is_dir() {
+/// The trace or snapshot files of a rank set: a directory's or a glob's
+/// (as `report` lists them, [`ranks::rank_set_files`]), or the one file
+/// given (a rank, or a set already merged) without `--rank-regex`.
+fn rank_files(path: &Path, regex: Option<&Regex>) -> Result<Vec<PathBuf>, Failure> {
+    if regex.is_none() && !path.is_dir() && !ranks::is_glob(path) {
         return Ok(vec![path.to_path_buf()]);
     }
-    let files = super::ranks::directory_traces(path)?;
-    if files.is_empty() {
-        return Err(Failure::input(format!(
-            "{}: no traces or snapshots (*.json, *.json.gz) in this directory",
-            path.display()
-        )));
-    }
-    Ok(files)
+    ranks::rank_set_files(path, regex)
 }
 
 /// The rank-set findings of workload `name`, when its candidate holds two

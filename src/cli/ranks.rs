@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use globset::GlobBuilder;
 use regex::Regex;
 
-use super::args::{Format, ReportArgs};
+use super::args::{Format, RankRegexArgs, ReportArgs};
 use super::{Failure, color_enabled, emit, load_trace, terminal_width};
 use tracegate::analysis::ranks::{self, RankContext, RankInput};
 use tracegate::render;
@@ -25,10 +25,12 @@ const MAX_GLOB_DEPTH: usize = 16;
 /// Whether `report` reads `path` as a rank set: a directory, a glob that
 /// names no existing file, or any input when `--rank-regex` is given.
 pub(super) fn is_rank_set(args: &ReportArgs) -> bool {
-    args.trace.is_dir() || args.rank_regex.is_some() || is_glob(&args.trace)
+    args.trace.is_dir() || args.rank.rank_regex.is_some() || is_glob(&args.trace)
 }
 
-fn is_glob(path: &Path) -> bool {
+/// Whether `path` is a glob: it names no existing file and holds `*`, `?`
+/// or `[`.
+pub(super) fn is_glob(path: &Path) -> bool {
     !path.exists() && path.to_string_lossy().contains(['*', '?', '['])
 }
 
@@ -39,32 +41,9 @@ pub(super) fn report(args: &ReportArgs) -> Result<(), Failure> {
             "--capture takes one trace's capture, not a rank set's",
         ));
     }
-    let rank_regex = args.rank_regex.as_deref().map(rank_regex).transpose()?;
+    let rank_regex = rank_regex_of(&args.rank, true)?;
     let label = args.trace.display().to_string();
-    let paths = if args.trace.is_dir() {
-        directory_traces(&args.trace)?
-    } else if is_glob(&args.trace) {
-        glob_traces(&label)?
-    } else {
-        return Err(Failure::input(format!(
-            "{label}: --rank-regex reads a rank set: give a directory or a glob, not one trace"
-        )));
-    };
-    let paths: Vec<PathBuf> = match &rank_regex {
-        Some(regex) => paths
-            .into_iter()
-            .filter(|path| regex.is_match(file_name(path)))
-            .collect(),
-        None => paths,
-    };
-    if paths.is_empty() {
-        let what = match (&rank_regex, args.trace.is_dir()) {
-            (Some(regex), _) => format!("no trace's file name matches --rank-regex `{regex}`"),
-            (None, true) => "no traces (*.json, *.json.gz) in this directory".to_string(),
-            (None, false) => "no traces match this glob".to_string(),
-        };
-        return Err(Failure::input(format!("{label}: {what}")));
-    }
+    let paths = rank_set_files(&args.trace, rank_regex.as_ref())?;
     let options = args.hardware.options()?;
     let comm = args.comm.kernels()?;
     let mut inputs: Vec<RankInput> = Vec::new();
@@ -121,8 +100,43 @@ fn file_name(path: &Path) -> &str {
     path.file_name().and_then(|n| n.to_str()).unwrap_or("")
 }
 
+/// The files of a rank set at `input`: a directory's traces and snapshots
+/// ([`directory_traces`]) or the files a glob matches, kept to those whose
+/// names `regex` matches when given; an error when there are none, or
+/// when `input` is one existing file.
+pub(super) fn rank_set_files(input: &Path, regex: Option<&Regex>) -> Result<Vec<PathBuf>, Failure> {
+    let label = input.display().to_string();
+    let paths = if input.is_dir() {
+        directory_traces(input)?
+    } else if is_glob(input) {
+        glob_traces(&label)?
+    } else {
+        return Err(Failure::input(format!(
+            "{label}: --rank-regex reads a rank set: give a directory or a glob, not one file"
+        )));
+    };
+    let paths: Vec<PathBuf> = match regex {
+        Some(regex) => paths
+            .into_iter()
+            .filter(|path| regex.is_match(file_name(path)))
+            .collect(),
+        None => paths,
+    };
+    if paths.is_empty() {
+        let what = match (regex, input.is_dir()) {
+            (Some(regex), _) => format!("no trace's file name matches --rank-regex `{regex}`"),
+            (None, true) => {
+                "no traces or snapshots (*.json, *.json.gz) in this directory".to_string()
+            }
+            (None, false) => "no traces match this glob".to_string(),
+        };
+        return Err(Failure::input(format!("{label}: {what}")));
+    }
+    Ok(paths)
+}
+
 /// A directory's `*.json` and `*.json.gz` files, sorted.
-pub(super) fn directory_traces(dir: &Path) -> Result<Vec<PathBuf>, Failure> {
+fn directory_traces(dir: &Path) -> Result<Vec<PathBuf>, Failure> {
     let mut paths: Vec<PathBuf> = fs::read_dir(dir)
         .map_err(|e| Failure::input(format!("{}: cannot read: {e}", dir.display())))?
         .filter_map(|entry| entry.ok().map(|entry| entry.path()))
@@ -150,6 +164,26 @@ fn glob_traces(pattern: &str) -> Result<Vec<PathBuf>, Failure> {
         .build()
         .map_err(|e| Failure::input(format!("{pattern}: not a valid glob: {}", e.kind())))?
         .compile_matcher();
+    let (base, plain) = glob_base(pattern);
+    let components = pattern.split('/').count();
+    let depth = if pattern.contains("**") {
+        MAX_GLOB_DEPTH
+    } else {
+        components - plain
+    };
+    let mut found = Vec::new();
+    walk(Path::new(&base), plain == 0, depth, &mut |path| {
+        if matcher.is_match(path) {
+            found.push(path.to_path_buf());
+        }
+    });
+    found.sort();
+    Ok(found)
+}
+
+/// Where a glob's walk starts: its longest prefix of plain components
+/// (`.` when none), and how many components that is.
+fn glob_base(pattern: &str) -> (String, usize) {
     let components: Vec<&str> = pattern.split('/').collect();
     let plain = components
         .iter()
@@ -161,19 +195,19 @@ fn glob_traces(pattern: &str) -> Result<Vec<PathBuf>, Failure> {
         prefix if prefix.is_empty() => ".".to_string(),
         prefix => prefix,
     };
-    let depth = if pattern.contains("**") {
-        MAX_GLOB_DEPTH
+    (base, plain)
+}
+
+/// The directory a rank set at `input` is named after: `input` itself, or
+/// for a glob the directory its walk starts at (`job` for
+/// `job/*/rank*.json.gz`), made absolute so that `.` has a name.
+pub(super) fn set_directory(input: &Path) -> PathBuf {
+    let dir = if is_glob(input) {
+        PathBuf::from(glob_base(&input.to_string_lossy()).0)
     } else {
-        components.len() - plain
+        input.to_path_buf()
     };
-    let mut found = Vec::new();
-    walk(Path::new(&base), plain == 0, depth, &mut |path| {
-        if matcher.is_match(path) {
-            found.push(path.to_path_buf());
-        }
-    });
-    found.sort();
-    Ok(found)
+    std::path::absolute(&dir).unwrap_or(dir)
 }
 
 /// Calls `visit` with every file under `dir`, at most `depth` levels down;
@@ -196,9 +230,21 @@ fn walk(dir: &Path, strip: bool, depth: usize, visit: &mut dyn FnMut(&Path)) {
     }
 }
 
+/// The compiled `--rank-regex` of `args`; an error when it is given and
+/// the command reads no rank set (`ranks` false: no `--ranks`).
+pub(super) fn rank_regex_of(args: &RankRegexArgs, ranks: bool) -> Result<Option<Regex>, Failure> {
+    match &args.rank_regex {
+        Some(_) if !ranks => Err(Failure::input(
+            "--rank-regex names the ranks of a rank set: give --ranks too",
+        )),
+        Some(text) => rank_regex(text).map(Some),
+        None => Ok(None),
+    }
+}
+
 /// `--rank-regex`: a regex with one capture group (or a group named
 /// `rank`) that holds the rank's digits.
-fn rank_regex(text: &str) -> Result<Regex, Failure> {
+pub(super) fn rank_regex(text: &str) -> Result<Regex, Failure> {
     let regex = Regex::new(text).map_err(|e| {
         let reason = e.to_string();
         let reason = reason
@@ -230,7 +276,7 @@ fn rank_regex(text: &str) -> Result<Regex, Failure> {
 
 /// The rank `regex` reads from `path`'s file name (the caller kept only
 /// names it matches).
-fn rank_by_regex(regex: &Regex, path: &Path) -> Result<u32, Failure> {
+pub(super) fn rank_by_regex(regex: &Regex, path: &Path) -> Result<u32, Failure> {
     let name = file_name(path);
     let captures = regex.captures(name);
     let digits = captures

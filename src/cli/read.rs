@@ -8,12 +8,13 @@ use std::path::Path;
 use tracegate::analysis::analyse::{self, AnalysisOptions};
 use tracegate::analysis::graph::Capture;
 use tracegate::analysis::profile::Profile;
-use tracegate::analysis::ranks::input::{rank_input, rank_of};
+use tracegate::analysis::ranks::input::{comm_time, rank_input, rank_of};
 use tracegate::gate::snapshot::{self, RankSnapshot, Snapshot};
 use tracegate::trace::{self, LoadLimits, Trace, link};
 
 use super::jobs::Jobs;
 use super::{Failure, load_with_progress};
+use regex::Regex;
 
 /// How inputs are read: `--quiet`, the input limits and `--jobs`.
 pub struct ReadOptions {
@@ -25,6 +26,8 @@ pub struct ReadOptions {
     pub jobs: Jobs,
     /// `--ranks`: a directory is one job's ranks, not a set of workloads.
     pub ranks: bool,
+    /// `--rank-regex`: each rank's file's rank from its name.
+    pub rank_regex: Option<Regex>,
 }
 
 impl ReadOptions {
@@ -35,6 +38,7 @@ impl ReadOptions {
             limits: self.limits.clone(),
             jobs: self.jobs,
             ranks: self.ranks,
+            rank_regex: self.rank_regex.clone(),
         }
     }
 }
@@ -106,19 +110,16 @@ pub fn snapshot_of_trace(
     let (trace, profile) = profile_of_trace(path, capture, options, quiet, limits)?;
     let mut snapshot = Snapshot::from_profile(&profile, sha256, bytes);
     snapshot.fingerprint.pytorch_version = snapshot::pytorch_version(&trace.metadata);
-    Ok(snapshot.with_rank(rank_part(&trace, path, &profile, options)))
+    Ok(snapshot.with_rank(rank_part(&trace, path, options)))
 }
 
 /// The rank's communication: its kernels as the rank-set analysis reads
-/// them, its rank from `distributedInfo.rank` or the file name.
-fn rank_part(
-    trace: &Trace,
-    path: &Path,
-    profile: &Profile,
-    options: &AnalysisOptions,
-) -> RankSnapshot {
+/// them and its communication time as `report DIR` does, its rank from
+/// `distributedInfo.rank` or the file name.
+fn rank_part(trace: &Trace, path: &Path, options: &AnalysisOptions) -> RankSnapshot {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     let rank = rank_of(trace, name);
     let input = rank_input(trace, rank.unwrap_or(0), &options.comm);
-    RankSnapshot::of(rank, name, &input.kernels, &profile.timeline)
+    let comm_time = comm_time(trace, &options.comm);
+    RankSnapshot::of(rank, name, &input.kernels, &comm_time)
 }

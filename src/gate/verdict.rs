@@ -26,8 +26,9 @@ pub const DRIFT_RULE: &str = "drift";
 /// `limit_unit`, `interval_kind`, `confidence`, `samples`, `inconclusive`,
 /// `min_detectable_effect_percent`); 3 the finding field
 /// `expected_learned` (a cross-platform expected ratio learned from earlier
-/// paired runs).
-pub const VERDICT_SCHEMA_MINOR: u32 = 3;
+/// paired runs); 4 the `collective` and `straggler` finding kinds (rank
+/// sets: a collective slower per call, a new straggler).
+pub const VERDICT_SCHEMA_MINOR: u32 = 4;
 
 /// How much a finding matters, as the policy rule that raised it says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -76,8 +77,15 @@ pub enum FindingKind {
     NewOp,
     /// An op only the baseline has.
     MissingOp,
-    /// A GPU-timeline gate (total, busy, idle, exposed comm/memcpy).
+    /// A GPU-timeline gate (total, busy, idle, exposed comm/memcpy), and a
+    /// rank set's exposed communication over its ranks.
     Timeline,
+    /// Rank sets: a collective (kind and process group) slower per call
+    /// once every rank is in.
+    Collective,
+    /// Rank sets: a rank that arrives last at most collectives and did not
+    /// in the baseline.
+    Straggler,
     /// An op below the policy's efficiency threshold for its category.
     Efficiency,
     /// A per-op budget (time per step, share, regression, count) exceeded.
@@ -90,6 +98,18 @@ pub enum FindingKind {
     /// A policy entry that did nothing: a matcher that selects no row in any
     /// workload, or an `accept` entry past its expiry date.
     Policy,
+}
+
+impl FindingKind {
+    /// Whether it is about a rank set's collectives ([`Collective`],
+    /// [`Straggler`]): its `op` names a collective or a rank, not an op
+    /// row, so it has no shapes and no call to replay.
+    ///
+    /// [`Collective`]: FindingKind::Collective
+    /// [`Straggler`]: FindingKind::Straggler
+    pub fn is_rank_set(self) -> bool {
+        matches!(self, FindingKind::Collective | FindingKind::Straggler)
+    }
 }
 
 /// The op a finding is about.
@@ -438,8 +458,9 @@ pub struct WorkloadSummary {
 /// Finding counts for the headline.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counts {
-    /// Regressions that fail the gate (slowdowns and slower-than-expected
-    /// cross-platform ratios of severity `fail`); a warn-severity one counts
+    /// Regressions that fail the gate (slowdowns, a rank set's slower
+    /// collectives and slower-than-expected cross-platform ratios of
+    /// severity `fail`); a warn-severity one counts
     /// as a warning only.
     pub regressions: usize,
     /// Warn-severity findings.
@@ -592,7 +613,9 @@ impl Verdict {
             f.op.is_some()
                 && matches!(
                     f.kind,
-                    FindingKind::Regression | FindingKind::UnexpectedRatio
+                    FindingKind::Regression
+                        | FindingKind::UnexpectedRatio
+                        | FindingKind::Collective
                 )
         };
         let doubts = |f: &Finding| f.kind == FindingKind::Integrity;

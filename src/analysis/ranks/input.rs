@@ -83,10 +83,7 @@ pub fn rank_input(trace: &Trace, rank: u32, comm: &CommKernels) -> RankInput {
 }
 
 /// The rank's context for [`super::analyse_with`]: its GPU (`given`, else
-/// detected from `deviceProperties` in `catalog`) and its communication
-/// time split into the part under computation and the exposed part, over
-/// all of its GPU work (kernels, copies, memsets; linked to a launch or
-/// not), communication told by `comm` as in the timeline.
+/// detected from `deviceProperties` in `catalog`) and its [`comm_time`].
 pub fn rank_context(
     trace: &Trace,
     rank: u32,
@@ -97,6 +94,19 @@ pub fn rank_context(
     let hardware = given
         .cloned()
         .or_else(|| catalog.detect(&trace.metadata.devices).hardware().cloned());
+    RankContext {
+        rank,
+        hardware,
+        comm_time: comm_time(trace, comm),
+    }
+}
+
+/// A rank's communication time split into the part under computation and
+/// the exposed part, over all of its GPU work (kernels, copies, memsets;
+/// linked to a launch or not, unlike the profile's timeline, which keeps
+/// to the kernels its ops launched), communication told by `comm` as in
+/// the timeline. `report DIR` and a rank's snapshot both read it here.
+pub fn comm_time(trace: &Trace, comm: &CommKernels) -> CommTime {
     let work = trace
         .events
         .iter()
@@ -109,14 +119,5 @@ pub fn rank_context(
             };
             (bucket, interval)
         });
-    let breakdown = Breakdown::compute(work);
-    RankContext {
-        rank,
-        hardware,
-        comm_time: CommTime {
-            total_us: breakdown.total_comm_time,
-            overlapped_us: breakdown.total_comm_time - breakdown.exposed_comm_time,
-            exposed_us: breakdown.exposed_comm_time,
-        },
-    }
+    CommTime::of(&Breakdown::compute(work))
 }

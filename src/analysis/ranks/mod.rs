@@ -24,6 +24,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::hardware::Hardware;
+use crate::analysis::timeline::Breakdown;
 use collective::Collective;
 use link::LinkUsed;
 
@@ -212,6 +213,17 @@ pub struct CommTime {
     pub overlapped_us: f64,
     /// The part no computation hid (`total_us − overlapped_us`).
     pub exposed_us: f64,
+}
+
+impl CommTime {
+    /// The communication time of a GPU timeline.
+    pub fn of(timeline: &Breakdown) -> CommTime {
+        CommTime {
+            total_us: timeline.total_comm_time,
+            overlapped_us: timeline.total_comm_time - timeline.exposed_comm_time,
+            exposed_us: timeline.exposed_comm_time,
+        }
+    }
 }
 
 /// What identifies one collective call on every rank: its group, kind,

@@ -4,18 +4,22 @@
 //! Three rules, each a [`Finding`] for `check` to add to the verdict
 //! (through `JudgeOptions::findings`, as drift enters):
 //!
-//! - **`collectives`**: a collective (kind and process group,
-//!   `all_reduce (pg 0)`) got slower. One sample per instance: its time once
+//! - **`collectives`** (kind `collective`): a collective (kind and process
+//!   group, `all_reduce (pg 0)`) got slower. One sample per instance: its time once
 //!   every rank was in (the last arrival's kernel duration, so a straggler's
 //!   wait is not counted as the network's). The samples are judged as op
 //!   rows are: the seeded bootstrap of the ratio of medians, the policy's
 //!   threshold (`noise`), its impact minimum and the false-discovery rate
 //!   across the collectives; the algorithm bandwidth is shown.
-//! - **`collectives.straggler`**: a rank arrives last at more than
-//!   `communication.straggler_share` of the candidate's collectives but not
-//!   the baseline's, with the wait it makes the other ranks sit through.
-//! - **`collectives.exposed_comm`**: the exposed communication time (not
-//!   hidden behind the rank's compute) grew beyond
+//! - **`collectives.straggler`** (kind `straggler`): a rank arrives last
+//!   at more than `communication.straggler_share` of the candidate's
+//!   collectives but not the baseline's, with the wait it makes the other
+//!   ranks sit through; its figures are every rank's wait for the last
+//!   arrival, per rank, so a straggler that took over another's wait adds
+//!   nothing.
+//! - **`collectives.exposed_comm`** (kind `timeline`, as the one-trace
+//!   `exposed_comm_time` gate it extends to every rank): the exposed
+//!   communication time (not hidden behind the rank's compute) grew beyond
 //!   `communication.max_exposed_growth_percent`, the largest over ranks or
 //!   the mean.
 //!
@@ -220,7 +224,7 @@ fn collective_findings(
             ..Finding::new(
                 COLLECTIVES_RULE,
                 severity,
-                FindingKind::Regression,
+                FindingKind::Collective,
                 workload,
                 message,
             )
@@ -272,8 +276,43 @@ fn straggler(set: &RankSet, share: f64) -> Option<(u32, f64, f64, u64)> {
         .max_by(|a, b| a.1.total_cmp(&b.1))
 }
 
+/// Every rank's wait for the last arrival, summed over a set's
+/// collectives, µs.
+fn total_wait_us(set: &RankSet) -> f64 {
+    set.instances
+        .iter()
+        .flat_map(|i| &i.arrivals)
+        .map(|a| a.wait_us)
+        .sum()
+}
+
+/// The collective `rank` arrives last at most often, as (label, calls it
+/// was last at, calls of it the rank took part in, the others' wait at
+/// those it was last at, µs).
+fn most_late_at(set: &RankSet, rank: u32) -> Option<(String, u64, u64, f64)> {
+    let mut by_label: BTreeMap<String, (u64, u64, f64)> = BTreeMap::new();
+    for instance in &set.instances {
+        if !instance.arrivals.iter().any(|a| a.rank == rank) {
+            continue;
+        }
+        let entry = by_label.entry(label(instance)).or_default();
+        entry.1 += 1;
+        if instance.last == Some(rank) {
+            entry.0 += 1;
+            entry.2 += instance.arrivals.iter().map(|a| a.wait_us).sum::<f64>();
+        }
+    }
+    by_label
+        .into_iter()
+        .max_by(|a, b| a.1.0.cmp(&b.1.0).then(a.1.2.total_cmp(&b.1.2)))
+        .map(|(name, (last, calls, wait))| (name, last, calls, wait))
+}
+
 /// The `collectives.straggler` finding: a straggler in the candidate that
-/// no baseline had.
+/// no baseline had. Its label says where it arrives last and how often;
+/// its figures are every rank's wait for the last arrival, per rank, on
+/// each side (Δ its change, impact the added wait over the GPU busy time):
+/// a straggler that only took over another's wait adds nothing.
 fn straggler_finding(
     workload: &str,
     baselines: &[RankSet],
@@ -293,43 +332,69 @@ fn straggler_finding(
     if busy_us <= 0.0 || per_rank < policy.noise.min_time_for(busy_us) {
         return None;
     }
-    let impact_percent = per_rank / busy_us * 100.0;
+    let (name, last, calls, wait_us) = most_late_at(candidate, rank)?;
+    let b_wait = baselines
+        .iter()
+        .map(|set| total_wait_us(set) / set.ranks.len().max(1) as f64)
+        .sum::<f64>()
+        / baselines.len().max(1) as f64;
+    let c_wait = total_wait_us(candidate) / ranks;
+    let impact_percent = (c_wait - b_wait) / busy_us * 100.0;
+    let delta_percent = (b_wait > 0.0).then(|| (c_wait / b_wait - 1.0) * 100.0);
     let baseline_words = match before.iter().flatten().next() {
         Some((other, other_part, ..)) => {
             format!(
-                "the baseline's straggler was rank {other} ({:.0}%)",
+                "the baseline's straggler was rank {other} (last at {:.0}%)",
                 other_part * 100.0
             )
         }
         None => "the baseline had none".to_string(),
     };
+    let others = if collectives > calls {
+        format!(
+            " (last at {:.0}% of its {collectives} collectives in all)",
+            part * 100.0
+        )
+    } else {
+        String::new()
+    };
     let message = format!(
-        "rank {rank} is a new straggler: last at {:.0}% of {collectives} collectives, making the \
-         other ranks wait {} in all ({} per rank, {impact_percent:.2}% of GPU time); \
-         {baseline_words}",
-        part * 100.0,
-        micros(caused_us),
+        "rank {rank} is a new straggler: last in {last} of {calls} {name} calls{others}, the other \
+         ranks wait {} per call for it ({} per rank in all); every rank's wait for the last \
+         arrival, per rank: {} → {} ({:+.2}% of GPU time); {baseline_words}",
+        micros(wait_us / last.max(1) as f64),
         micros(per_rank),
+        micros(b_wait),
+        micros(c_wait),
+        impact_percent,
     );
     Some(Finding {
         op: Some(OpRef {
-            name: format!("rank {rank}"),
+            name: format!("rank {rank} arrives last in {last} of {calls} {name} calls"),
             category: "communication".to_string(),
             ..OpRef::default()
         }),
-        metric: "share of collectives arrived at last".to_string(),
-        candidate: Some(part * 100.0),
-        unit: "%".to_string(),
+        metric: "wait for the last arrival at collectives, per rank".to_string(),
+        baseline: Some(b_wait),
+        candidate: Some(c_wait),
+        unit: "µs".to_string(),
+        delta_percent,
         limit: Some(share * 100.0),
-        ..run_finding(STRAGGLER_RULE, workload, message, impact_percent, policy)
+        ..run_finding(
+            (STRAGGLER_RULE, FindingKind::Straggler),
+            workload,
+            message,
+            impact_percent,
+            policy,
+        )
     })
 }
 
-/// A finding of the whole run under `rule` (severity
+/// A finding of the whole run of `kind` under `rule` (severity
 /// `communication.severity`, a relative limit), with its impact and the
 /// priority that follows.
 fn run_finding(
-    rule: &str,
+    (rule, kind): (&str, FindingKind),
     workload: &str,
     message: String,
     impact_percent: f64,
@@ -338,13 +403,7 @@ fn run_finding(
     let mut finding = Finding {
         impact_percent: Some(impact_percent),
         priority: FindingPriority::of_impact(impact_percent),
-        ..Finding::new(
-            rule,
-            policy.communication.severity,
-            FindingKind::Timeline,
-            workload,
-            message,
-        )
+        ..Finding::new(rule, policy.communication.severity, kind, workload, message)
     };
     finding.statistics.per = Some(Per::Run);
     finding.statistics.limit_unit = Some("%".to_string());
@@ -405,7 +464,13 @@ fn exposed_finding(
         unit: "µs".to_string(),
         delta_percent: Some(max_growth),
         limit: Some(limit),
-        ..run_finding(EXPOSED_RULE, workload, message, impact_percent, policy)
+        ..run_finding(
+            (EXPOSED_RULE, FindingKind::Timeline),
+            workload,
+            message,
+            impact_percent,
+            policy,
+        )
     })
 }
 

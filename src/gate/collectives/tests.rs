@@ -60,6 +60,7 @@ fn a_slower_collective_is_a_regression_with_its_bandwidth() {
     assert_eq!(findings.len(), 1, "{findings:?}");
     let finding = &findings[0];
     assert_eq!(finding.rule, COLLECTIVES_RULE);
+    assert_eq!(finding.kind, FindingKind::Collective);
     assert_eq!(finding.severity, Severity::Fail);
     assert_eq!(finding.op.as_ref().unwrap().name, "all_reduce (pg 0)");
     assert_eq!(finding.delta_percent, Some(50.0));
@@ -91,19 +92,32 @@ fn a_new_straggler_names_the_rank_and_its_wait() {
     assert_eq!(findings.len(), 1, "{findings:?}");
     let finding = &findings[0];
     assert_eq!(finding.rule, STRAGGLER_RULE);
-    assert_eq!(finding.op.as_ref().unwrap().name, "rank 3");
+    assert_eq!(finding.kind, FindingKind::Straggler);
+    assert_eq!(
+        finding.op.as_ref().unwrap().name,
+        "rank 3 arrives last in 10 of 10 all_reduce (pg 0) calls"
+    );
     assert!(
         finding.message.starts_with(
-            "rank 3 is a new straggler: last at 100% of 10 collectives, making the other ranks \
-             wait 1.20 ms in all (300.0 µs per rank"
+            "rank 3 is a new straggler: last in 10 of 10 all_reduce (pg 0) calls, the other ranks \
+             wait 120.0 µs per call for it (300.0 µs per rank in all); every rank's wait for the \
+             last arrival, per rank: 300.0 µs → 300.0 µs (+0.00% of GPU time)"
         ),
         "{}",
         finding.message
     );
+    // It took over rank 1's wait: nothing added.
+    assert_eq!(finding.delta_percent, Some(0.0));
+    assert_eq!(finding.impact_percent, Some(0.0));
     // No baseline straggler: still new.
     let even = set(4, 10, 100.0, 1, 0.0, 500.0);
     let findings = judge("job", &[&even], &candidate, &Policy::default());
     assert!(findings[0].message.ends_with("the baseline had none"));
+    // Its wait is all added: 10 calls × 3 ranks × 40 µs over 4 ranks, of
+    // 10 ms busy; no Δ from no wait.
+    assert_eq!(findings[0].candidate, Some(300.0));
+    assert_eq!(findings[0].delta_percent, None);
+    assert_eq!(findings[0].impact_percent, Some(3.0));
 }
 
 #[test]
@@ -114,6 +128,7 @@ fn exposed_communication_growth_beyond_the_limit_is_a_finding() {
     let findings = judge("job", &[&baseline], &candidate, &Policy::default());
     assert_eq!(findings.len(), 1, "{findings:?}");
     assert_eq!(findings[0].rule, EXPOSED_RULE);
+    assert_eq!(findings[0].kind, FindingKind::Timeline);
     assert_eq!(findings[0].delta_percent, Some(100.0));
     assert!(
         findings[0]

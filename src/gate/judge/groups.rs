@@ -170,8 +170,10 @@ fn build(
         path_b: group.iter().find_map(|f| f.path_b.clone()),
     };
     result.summary = summary_line(&result, first);
-    result.advice = if first.rule == DRIFT_RULE {
-        // The merges that added up to it are the advice: where to look.
+    result.advice = if first.rule == DRIFT_RULE || first.kind.is_rank_set() {
+        // The merges that added up to it are the advice: where to look; a
+        // rank set's message says what its figures cannot (who waits for
+        // whom, how long per call, the bandwidth).
         Some(first.message.clone())
     } else {
         advice(&result)
@@ -312,7 +314,7 @@ fn summary_line(g: &FindingGroup, first: &Finding) -> String {
     if first.rule == DRIFT_RULE {
         // A drift finding sums every shape of the op over the merges.
         parts.push("all shapes, over the last merges".to_string());
-    } else if first.op.is_some() {
+    } else if first.op.is_some() && !first.kind.is_rank_set() {
         let n = g.findings.len();
         parts.push(match (g.shapes, n) {
             (1, 1) => "1 shape".to_string(),

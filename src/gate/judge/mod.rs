@@ -211,7 +211,8 @@ pub fn judge_with(workloads: &[Workload], policy: &Policy, options: &JudgeOption
         .iter()
         .filter(|f| {
             f.severity == Severity::Fail
-                && ((f.kind == FindingKind::Regression && !f.statistics.inconclusive)
+                && (([FindingKind::Regression, FindingKind::Collective].contains(&f.kind)
+                    && !f.statistics.inconclusive)
                     || (f.kind == FindingKind::UnexpectedRatio
                         && (f.delta_percent.unwrap_or(0.0) > 0.0
                             || f.statistics.expected_learned.is_some())))

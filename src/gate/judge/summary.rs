@@ -88,6 +88,7 @@ fn brief(group: &FindingGroup, multi: bool) -> String {
             | FindingKind::Improvement
             | FindingKind::UnexpectedRatio
             | FindingKind::Timeline
+            | FindingKind::Collective
     );
     match group.delta_percent {
         Some(d) if figure => text.push_str(&format!(" {d:+.1}%")),

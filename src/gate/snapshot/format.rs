@@ -144,9 +144,11 @@ pub struct RankSnapshot {
     pub rank: Option<u32>,
     /// The trace's file name, for messages.
     pub source: String,
-    /// Communication time not overlapped by computation, µs.
+    /// Communication time not overlapped by computation, over all of the
+    /// rank's GPU work, linked to a launch or not, as `report DIR` counts
+    /// it ([`crate::analysis::ranks::input::comm_time`]), µs.
     pub exposed_comm_us: f64,
-    /// All communication time, µs.
+    /// All communication time, counted alike, µs.
     pub total_comm_us: f64,
     /// Its communication kernels, in start order.
     #[serde(deserialize_with = "bounds::comm_kernels")]

@@ -12,8 +12,7 @@ use std::fmt;
 use super::bounds::{stored_string, stored_time};
 use super::format::{CommKernelSnapshot, RankSnapshot, SNAPSHOT_VERSION, Snapshot};
 use crate::analysis::ranks::input::rank_in_name;
-use crate::analysis::ranks::{CommKernel, RankInput};
-use crate::analysis::timeline::Breakdown;
+use crate::analysis::ranks::{CommKernel, CommTime, RankInput};
 
 /// Why the snapshots given as one job's ranks are not a rank set; one line.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -29,19 +28,21 @@ impl std::error::Error for RankSetError {}
 
 impl RankSnapshot {
     /// One rank's communication: `kernels` (from
-    /// [`crate::analysis::ranks::input::rank_input`]) and the exposed and
-    /// total communication time of its `timeline`.
+    /// [`crate::analysis::ranks::input::rank_input`]) and its exposed and
+    /// total communication time (from
+    /// [`crate::analysis::ranks::input::comm_time`], as `report DIR` reads
+    /// it).
     pub fn of(
         rank: Option<u32>,
         source: &str,
         kernels: &[CommKernel],
-        timeline: &Breakdown,
+        comm_time: &CommTime,
     ) -> RankSnapshot {
         RankSnapshot {
             rank,
             source: stored_string(source),
-            exposed_comm_us: stored_time(timeline.exposed_comm_time),
-            total_comm_us: stored_time(timeline.total_comm_time),
+            exposed_comm_us: stored_time(comm_time.exposed_us),
+            total_comm_us: stored_time(comm_time.total_us),
             kernels: kernels
                 .iter()
                 .take(super::bounds::MAX_COMM_KERNELS)
@@ -111,6 +112,20 @@ impl Snapshot {
         inputs
     }
 
+    /// This one rank's snapshot told as rank `rank`, whatever its trace
+    /// recorded (`--rank-regex` reads ranks from file names); `None` when
+    /// it holds several ranks already.
+    pub fn as_rank(mut self, rank: u32) -> Option<Snapshot> {
+        if self.ranks.len() > 1 {
+            return None;
+        }
+        for part in &mut self.ranks {
+            part.rank = Some(rank);
+        }
+        self.fingerprint.rank = Some(i64::from(rank));
+        Some(self)
+    }
+
     /// The ranks this snapshot holds, by rank.
     pub fn rank_numbers(&self) -> Vec<u32> {
         let mut numbers: Vec<u32> = self.ranks.iter().filter_map(|r| r.rank).collect();
@@ -142,7 +157,9 @@ impl Snapshot {
                 .or_else(|| rank_in_name(&name));
             let mut own = std::mem::take(&mut snapshot.ranks);
             if own.is_empty() {
-                own.push(RankSnapshot::of(None, &name, &[], &snapshot.timeline));
+                // No trace to read: its timeline is all it has.
+                let comm_time = CommTime::of(&snapshot.timeline);
+                own.push(RankSnapshot::of(None, &name, &[], &comm_time));
             }
             let single = own.len() == 1;
             let mut part_lowest = u32::MAX;
@@ -266,7 +283,7 @@ mod tests {
             rank,
             "trace.json",
             &[kernel(1000.0), kernel(2000.0)],
-            &snapshot.timeline,
+            &CommTime::of(&snapshot.timeline),
         );
         snapshot.with_rank(part)
     }
@@ -274,7 +291,7 @@ mod tests {
     #[test]
     fn a_rank_without_communication_leaves_the_snapshot_as_it_was() {
         let snapshot = tiny_snapshot();
-        let part = RankSnapshot::of(Some(0), "t.json", &[], &snapshot.timeline);
+        let part = RankSnapshot::of(Some(0), "t.json", &[], &CommTime::default());
         assert_eq!(snapshot.clone().with_rank(part), snapshot);
         let with = rank_snapshot(Some(0), "aten::mm");
         assert_eq!(with.version, SNAPSHOT_VERSION);

@@ -72,7 +72,8 @@ pub struct Selection {
     pub skipped: Vec<(usize, String)>,
 }
 
-/// Chooses the findings that get replay packages: op findings whose
+/// Chooses the findings that get replay packages: op findings (not a rank
+/// set's collectives or stragglers, which have no call) whose
 /// severity the policy lists, in the verdict's order (most important
 /// first), one package per op row (findings about the same row share it),
 /// at most `max_packages`; with `only_known_schema`, only calls whose
@@ -87,7 +88,9 @@ pub fn select_packages(
     let mut by_row: BTreeMap<(&str, &str, &str, &str, &str), Option<usize>> = BTreeMap::new();
     for (index, finding) in verdict.findings.iter().enumerate() {
         let Some(op) = &finding.op else { continue };
-        if !policy.severities.contains(&finding.severity) {
+        // A collective or a straggler is a rank set's, not an op row's:
+        // there is no call to replay.
+        if !policy.severities.contains(&finding.severity) || finding.kind.is_rank_set() {
             continue;
         }
         let key = (

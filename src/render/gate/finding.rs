@@ -56,6 +56,8 @@ pub(crate) fn kind_label(kind: FindingKind) -> &'static str {
         FindingKind::NewOp => "new op",
         FindingKind::MissingOp => "missing op",
         FindingKind::Timeline => "timeline",
+        FindingKind::Collective => "collective",
+        FindingKind::Straggler => "straggler",
         FindingKind::Efficiency => "efficiency",
         FindingKind::Budget => "budget",
         FindingKind::NothingToCompare => "nothing to compare",

@@ -48,7 +48,7 @@ impl<'a> GpuWork<'a> {
             .iter()
             .map(|&index| {
                 let event = &trace.events[index as usize];
-                let launcher = tree.launcher[index as usize];
+                let launcher = tree.launcher(index);
                 let op = if launcher != NONE && trace.events[launcher as usize].kind == Kind::CpuOp
                 {
                     launcher
@@ -56,7 +56,7 @@ impl<'a> GpuWork<'a> {
                     NONE
                 };
                 let args = trace.gpu_args(event);
-                let launch = tree.launch[index as usize];
+                let launch = tree.launch(index);
                 Work {
                     event: index,
                     interval: Interval {

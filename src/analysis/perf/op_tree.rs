@@ -69,11 +69,11 @@ impl<'a> OpTree<'a> {
             if !tree.is_linked(gpu) {
                 continue;
             }
-            let launcher = tree.launcher[gpu as usize];
+            let launcher = tree.launcher(gpu);
             if launcher != NONE && trace.events[launcher as usize].kind == Kind::CpuOp {
                 launchers.insert(launcher, true);
             }
-            let mut current = tree.launch[gpu as usize];
+            let mut current = tree.launch(gpu);
             while current != NONE {
                 if trace.events[current as usize].kind == Kind::CpuOp {
                     subtree.entry(current).or_default().push(gpu);

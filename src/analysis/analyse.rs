@@ -139,7 +139,7 @@ pub fn analyse_with_capture(
     let mut unique_args = unique_args(trace, tree, &gpu, &invocations);
     let mut ops = ops_by_name(trace, &gpu, &invocations);
     let mut categories = categories(trace, &gpu, &invocations);
-    let mut steps = steps(tree, &gpu, &invocations);
+    let mut steps = steps(trace, tree, &gpu, &invocations);
     let replayed = graph::analyse(trace, tree, &gpu, capture);
     let phases = phases(trace, &gpu, &replayed.work_names);
     graph::extend_tables(

@@ -4,6 +4,7 @@
 //! analysis and shared by the tables.
 
 use crate::analysis::comm::CommKernels;
+use crate::analysis::groups::Groups;
 use crate::analysis::timeline::{Bucket, Interval, IntervalSet, bucket_of};
 use crate::trace::link::{self, NONE, Tree};
 use crate::trace::{Event, FxHashMap, Kind, Trace, TrackId};
@@ -48,7 +49,7 @@ impl<'a> GpuWork<'a> {
             .iter()
             .map(|&index| {
                 let event = &trace.events[index as usize];
-                let launcher = tree.launcher[index as usize];
+                let launcher = tree.launcher(index);
                 let op = if launcher != NONE && trace.events[launcher as usize].kind == Kind::CpuOp
                 {
                     launcher
@@ -56,7 +57,7 @@ impl<'a> GpuWork<'a> {
                     NONE
                 };
                 let args = trace.gpu_args(event);
-                let launch = tree.launch[index as usize];
+                let launch = tree.launch(index);
                 Work {
                     event: index,
                     interval: Interval {
@@ -104,14 +105,14 @@ pub(super) struct Invocations {
     /// (op event, direct work indices into GpuWork::items), by op start time.
     pub(super) direct: Vec<(u32, Vec<u32>)>,
     /// Subtree work per op event (for ops that have direct work or below).
-    subtree: FxHashMap<u32, Vec<u32>>,
+    subtree: Groups,
 }
 
 impl Invocations {
     /// The invocations owning the linked work of `gpu`.
     pub(super) fn collect(trace: &Trace, tree: &Tree, gpu: &GpuWork) -> Invocations {
         let mut direct: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
-        let mut subtree: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
+        let mut subtree: Vec<(u32, u32)> = Vec::new();
         for (work_index, work) in gpu.items.iter().enumerate() {
             if !work.linked || work.op == NONE || work.graph {
                 continue;
@@ -120,7 +121,7 @@ impl Invocations {
             let mut current = work.op;
             while current != NONE {
                 if trace.events[current as usize].kind == Kind::CpuOp {
-                    subtree.entry(current).or_default().push(work_index as u32);
+                    subtree.push((current, work_index as u32));
                 }
                 current = tree.parent[current as usize];
             }
@@ -131,7 +132,10 @@ impl Invocations {
             let (a_ts, b_ts) = (trace.events[a.0 as usize].ts, trace.events[b.0 as usize].ts);
             a_ts.total_cmp(&b_ts).then(a.1[0].cmp(&b.1[0]))
         });
-        Invocations { direct, subtree }
+        Invocations {
+            direct,
+            subtree: Groups::new(subtree),
+        }
     }
 
     fn union_us(gpu: &GpuWork, work: &[u32]) -> f64 {
@@ -150,8 +154,6 @@ impl Invocations {
 
     /// Busy time of the work at or below `op`, µs.
     pub(super) fn subtree_us(&self, gpu: &GpuWork, op: u32) -> f64 {
-        self.subtree
-            .get(&op)
-            .map_or(0.0, |work| Self::union_us(gpu, work))
+        Self::union_us(gpu, self.subtree.get(op))
     }
 }

@@ -16,6 +16,7 @@ pub mod diagnose;
 mod environment;
 mod gpu_work;
 pub mod graph;
+mod groups;
 pub mod hardware;
 mod idle;
 mod kernels;

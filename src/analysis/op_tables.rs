@@ -83,17 +83,22 @@ pub(super) fn categories(
 }
 
 /// One entry per `ProfilerStep#N`: its host duration, GPU timeline and kernel time.
-pub(super) fn steps(tree: &Tree, gpu: &GpuWork, invocations: &Invocations) -> Vec<StepProfile> {
+pub(super) fn steps(
+    trace: &Trace,
+    tree: &Tree,
+    gpu: &GpuWork,
+    invocations: &Invocations,
+) -> Vec<StepProfile> {
     let mut work_by_step: Vec<Vec<(Bucket, Interval)>> = vec![Vec::new(); tree.steps.len()];
     for work in gpu.linked() {
-        let step = tree.step[work.event as usize];
+        let step = tree.step(trace, work.event);
         if step != NONE {
             work_by_step[step as usize].push((work.bucket, work.interval));
         }
     }
     let mut kernel_time = vec![0.0; tree.steps.len()];
     for (position, (op, _)) in invocations.direct.iter().enumerate() {
-        let step = tree.step[*op as usize];
+        let step = tree.step(trace, *op);
         if step != NONE {
             kernel_time[step as usize] += invocations.direct_us(gpu, position);
         }
@@ -246,6 +251,7 @@ pub(super) fn unique_args(
                 kernel_sequence,
                 samples_us: direct,
                 step_us: step_sums(
+                    trace,
                     tree,
                     group
                         .ops
@@ -267,10 +273,14 @@ pub(super) fn unique_args(
 }
 
 /// Sums per profiler step of (op event, µs) pairs, by step number.
-pub(super) fn step_sums(tree: &Tree, ops: impl Iterator<Item = (u32, f64)>) -> Vec<(u64, f64)> {
+pub(super) fn step_sums(
+    trace: &Trace,
+    tree: &Tree,
+    ops: impl Iterator<Item = (u32, f64)>,
+) -> Vec<(u64, f64)> {
     let mut by_step: BTreeMap<u64, f64> = BTreeMap::new();
     for (op, us) in ops {
-        let step = tree.step[op as usize];
+        let step = tree.step(trace, op);
         if step != NONE {
             *by_step.entry(tree.steps[step as usize].number).or_default() += us;
         }

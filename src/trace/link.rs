@@ -49,34 +49,91 @@ pub struct LinkAnomalies {
     pub improper_nesting: u64,
 }
 
-/// The linked view of a trace: per-event index tables over `trace.events`.
+/// The linked view of a trace: index tables over `trace.events`. Only the
+/// host parent is kept per event; what is known of GPU work alone (its
+/// launch and launcher) is kept per GPU event, and a profiler step or an
+/// `nn.Module` frame is found on demand ([`Tree::step`], [`Tree::module`]):
+/// on a 1 GB trace, per-event tables of those would cost 10 MB each.
 #[derive(Clone, Debug, Default)]
 pub struct Tree {
     /// Host parent (same thread), or [`NONE`].
     pub parent: Vec<u32>,
-    /// For GPU work: the runtime/driver call that launched it, or [`NONE`].
-    pub launch: Vec<u32>,
-    /// For GPU work: the CPU op that owns it (the first CPU op above the
-    /// launch), else the launch itself, else [`NONE`].
-    pub launcher: Vec<u32>,
-    /// The index into [`Tree::steps`] each event belongs to, or [`NONE`].
-    pub step: Vec<u32>,
     /// `ProfilerStep#N` ranges, sorted by start.
     pub steps: Vec<Step>,
-    /// For host events: the nearest enclosing `nn.Module: …` Python frame, or [`NONE`].
-    pub module: Vec<u32>,
     /// (backward op, forward op) pairs.
     pub forward_of: Vec<(u32, u32)>,
     /// Indices of GPU work (kernels, copies, sets) in trace order.
     pub gpu_events: Vec<u32>,
+    /// For each of [`Tree::gpu_events`], at the same position: the
+    /// runtime/driver call that launched it, or [`NONE`].
+    gpu_launch: Vec<u32>,
+    /// For each of [`Tree::gpu_events`], at the same position: the CPU op
+    /// that owns it (the first CPU op above the launch), else the launch
+    /// itself, else [`NONE`].
+    gpu_launcher: Vec<u32>,
     /// What did not link.
     pub anomalies: LinkAnomalies,
 }
 
 impl Tree {
+    /// The position of a GPU event in [`Tree::gpu_events`].
+    fn gpu_position(&self, event: u32) -> Option<usize> {
+        self.gpu_events.binary_search(&event).ok()
+    }
+
+    /// For GPU work: the runtime/driver call that launched it; else, or
+    /// when not linked, [`NONE`].
+    pub fn launch(&self, event: u32) -> u32 {
+        self.gpu_position(event)
+            .map_or(NONE, |at| self.gpu_launch[at])
+    }
+
+    /// For GPU work: the CPU op that owns it (the first CPU op above the
+    /// launch), else the launch itself; else [`NONE`].
+    pub fn launcher(&self, event: u32) -> u32 {
+        self.gpu_position(event)
+            .map_or(NONE, |at| self.gpu_launcher[at])
+    }
+
     /// Whether a GPU event was linked to a launch.
     pub fn is_linked(&self, gpu_event: u32) -> bool {
-        self.launch[gpu_event as usize] != NONE
+        self.launch(gpu_event) != NONE
+    }
+
+    /// The index into [`Tree::steps`] an event belongs to, or [`NONE`]: a
+    /// host event's is the step whose range holds its start, GPU work's is
+    /// its launch's.
+    pub fn step(&self, trace: &Trace, event: u32) -> u32 {
+        let found = &trace.events[event as usize];
+        let ts = if found.kind.is_host() {
+            found.ts
+        } else if found.kind.is_gpu_work() {
+            match self.launch(event) {
+                NONE => return NONE,
+                launch => trace.events[launch as usize].ts,
+            }
+        } else {
+            return NONE;
+        };
+        let after = self.steps.partition_point(|s| s.ts <= ts);
+        if after > 0 && ts < self.steps[after - 1].end {
+            (after - 1) as u32
+        } else {
+            NONE
+        }
+    }
+
+    /// For host events: the nearest enclosing `nn.Module: …` Python frame,
+    /// or [`NONE`].
+    pub fn module(&self, trace: &Trace, event: u32) -> u32 {
+        let mut current = self.parent[event as usize];
+        while current != NONE {
+            if is_module_frame(trace, &trace.events[current as usize]) {
+                return current;
+            }
+            current = self.parent[current as usize];
+        }
+        NONE
     }
 
     /// The `nn.Module` path of a host event, outermost first
@@ -106,7 +163,7 @@ impl Tree {
         if is_module_frame(trace, &trace.events[event as usize]) {
             event
         } else {
-            self.module[event as usize]
+            self.module(trace, event)
         }
     }
 }
@@ -146,10 +203,6 @@ pub fn link(trace: &Trace) -> Tree {
     let n = trace.events.len();
     let mut tree = Tree {
         parent: vec![NONE; n],
-        launch: vec![NONE; n],
-        launcher: vec![NONE; n],
-        step: vec![NONE; n],
-        module: vec![NONE; n],
         ..Tree::default()
     };
     build_host_stacks(trace, &mut tree);
@@ -202,12 +255,6 @@ fn build_host_stacks(trace: &Trace, tree: &mut Tree) {
             }
             if let Some(&top) = stack.last() {
                 tree.parent[index as usize] = top;
-                let top_event = &events[top as usize];
-                tree.module[index as usize] = if is_module_frame(trace, top_event) {
-                    top
-                } else {
-                    tree.module[top as usize]
-                };
             }
             stack.push(index);
         }
@@ -239,14 +286,13 @@ fn link_launches(trace: &Trace, tree: &mut Tree) {
             Some(correlation) => launch_by_correlation.get(&correlation).copied(),
             None => flow_links.launch_of(event),
         };
-        match launch {
-            Some(launch) => tree.launch[index] = launch,
-            None => tree.anomalies.gpu_without_launch += 1,
+        if launch.is_none() {
+            tree.anomalies.gpu_without_launch += 1;
         }
+        tree.gpu_launch.push(launch.unwrap_or(NONE));
     }
     let mut has_gpu = vec![false; trace.events.len()];
-    for &gpu in &tree.gpu_events {
-        let launch = tree.launch[gpu as usize];
+    for &launch in &tree.gpu_launch {
         if launch != NONE {
             has_gpu[launch as usize] = true;
         }
@@ -319,13 +365,17 @@ impl FlowLinks {
 }
 
 fn assign_launchers(trace: &Trace, tree: &mut Tree) {
-    for &gpu in &tree.gpu_events {
-        let launch = tree.launch[gpu as usize];
-        if launch == NONE {
-            continue;
-        }
-        tree.launcher[gpu as usize] = launcher_of(trace, &tree.parent, launch);
-    }
+    tree.gpu_launcher = tree
+        .gpu_launch
+        .iter()
+        .map(|&launch| {
+            if launch == NONE {
+                NONE
+            } else {
+                launcher_of(trace, &tree.parent, launch)
+            }
+        })
+        .collect();
 }
 
 /// The launcher of a launch call: the first CPU op above it other than
@@ -367,29 +417,6 @@ fn assign_steps(trace: &Trace, tree: &mut Tree) {
         })
         .collect();
     steps.sort_by(|a, b| a.ts.total_cmp(&b.ts));
-    let step_at = |ts: f64| -> u32 {
-        let after = steps.partition_point(|s| s.ts <= ts);
-        if after == 0 {
-            return NONE;
-        }
-        let candidate = &steps[after - 1];
-        if ts < candidate.end {
-            (after - 1) as u32
-        } else {
-            NONE
-        }
-    };
-    for (index, event) in trace.events.iter().enumerate() {
-        if event.kind.is_host() {
-            tree.step[index] = step_at(event.ts);
-        }
-    }
-    for &gpu in &tree.gpu_events {
-        let launch = tree.launch[gpu as usize];
-        if launch != NONE {
-            tree.step[gpu as usize] = tree.step[launch as usize];
-        }
-    }
     tree.steps = steps;
 }
 
@@ -579,9 +606,9 @@ mod tests {
             kernel("gemm", 100.0, 20.0, r#""correlation": 42, "stream": 7"#),
         ]);
         let (launch, gemm) = (at(&trace, "cudaLaunchKernel"), at(&trace, "gemm"));
-        assert_eq!(tree.launch[gemm as usize], launch);
+        assert_eq!(tree.launch(gemm), launch);
         assert!(tree.is_linked(gemm));
-        assert_eq!(tree.launcher[gemm as usize], at(&trace, "aten::mm"));
+        assert_eq!(tree.launcher(gemm), at(&trace, "aten::mm"));
         assert_eq!(tree.anomalies, LinkAnomalies::default());
     }
 
@@ -597,7 +624,7 @@ mod tests {
             kernel("stray", 200.0, 20.0, ""),
         ]);
         assert_eq!(
-            tree.launch[at(&trace, "flowed") as usize],
+            tree.launch(at(&trace, "flowed")),
             at(&trace, "cudaLaunchKernel")
         );
         assert!(!tree.is_linked(at(&trace, "stray")));
@@ -619,13 +646,13 @@ mod tests {
             kernel("lonely_kernel", 300.0, 10.0, r#""correlation": 2"#),
         ]);
         assert_eq!(
-            tree.launcher[at(&trace, "conv_kernel") as usize],
+            tree.launcher(at(&trace, "conv_kernel")),
             at(&trace, "aten::conv2d")
         );
         let lonely = at(&trace, "lonely_kernel");
-        assert_eq!(tree.launcher[lonely as usize], tree.launch[lonely as usize]);
+        assert_eq!(tree.launcher(lonely), tree.launch(lonely));
         assert_eq!(
-            trace.name(&trace.events[tree.launcher[lonely as usize] as usize]),
+            trace.name(&trace.events[tree.launcher(lonely) as usize]),
             "cuLaunchKernel"
         );
     }
@@ -641,8 +668,8 @@ mod tests {
         let graph = at(&trace, "cudaGraphLaunch");
         for name in ["g1", "g2", "g3"] {
             let k = at(&trace, name) as usize;
-            assert_eq!(tree.launch[k], graph, "{name}");
-            assert_eq!(tree.launcher[k], graph, "{name}");
+            assert_eq!(tree.launch(k as u32), graph, "{name}");
+            assert_eq!(tree.launcher(k as u32), graph, "{name}");
         }
         assert_eq!(tree.anomalies, LinkAnomalies::default());
     }
@@ -656,8 +683,8 @@ mod tests {
             r#"{"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy DtoH", "pid": 0, "tid": 7, "ts": 140, "dur": 5, "args": {"correlation": 3}}"#.to_string(),
         ]);
         let orphan = at(&trace, "orphan") as usize;
-        assert_eq!(tree.launch[orphan], NONE);
-        assert_eq!(tree.launcher[orphan], NONE);
+        assert_eq!(tree.launch(orphan as u32), NONE);
+        assert_eq!(tree.launcher(orphan as u32), NONE);
         assert_eq!(tree.anomalies.gpu_without_launch, 2);
         assert_eq!(tree.gpu_events.len(), 3);
     }
@@ -685,10 +712,7 @@ mod tests {
             kernel("k", 100.0, 10.0, r#""correlation": 5"#),
         ]);
         assert_eq!(tree.anomalies.duplicate_correlations, 1);
-        assert_eq!(
-            tree.launch[at(&trace, "k") as usize],
-            at(&trace, "cudaLaunchKernel")
-        );
+        assert_eq!(tree.launch(at(&trace, "k")), at(&trace, "cudaLaunchKernel"));
         // The second launch is left with no GPU work.
         assert_eq!(tree.anomalies.launches_without_gpu, 1);
     }
@@ -715,7 +739,7 @@ mod tests {
         assert_eq!(tree.steps[1].ts, 100.0);
         assert_eq!(tree.steps[1].end, 200.0);
         let step_of = |name: &str| {
-            let step = tree.step[at(&trace, name) as usize];
+            let step = tree.step(&trace, at(&trace, name));
             (step != NONE).then(|| tree.steps[step as usize].number)
         };
         assert_eq!(step_of("op_in_3"), Some(3));
@@ -749,7 +773,7 @@ mod tests {
         assert_eq!(path("outside"), None);
         assert_eq!(path("other_thread"), None);
         assert_eq!(
-            tree.module[at(&trace, "aten::addmm") as usize],
+            tree.module(&trace, at(&trace, "aten::addmm")),
             at(&trace, "nn.Module: Block_1")
         );
     }

@@ -53,7 +53,7 @@ impl OpTimes {
     fn collect(trace: &Trace, tree: &Tree) -> OpTimes {
         let mut by_op: FxHashMap<u32, Vec<Interval>> = FxHashMap::default();
         for &gpu in &tree.gpu_events {
-            let launcher = tree.launcher[gpu as usize];
+            let launcher = tree.launcher(gpu);
             if launcher == NONE || trace.events[launcher as usize].kind != Kind::CpuOp {
                 continue;
             }
@@ -97,7 +97,7 @@ fn unfused_attention(trace: &Trace, tree: &Tree, times: &OpTimes) -> Option<Patt
     }
     let mut scopes: BTreeMap<u32, Scope> = BTreeMap::new();
     for &(op, us) in &times.ops {
-        let module = tree.module[op as usize];
+        let module = tree.module(trace, op);
         if module == NONE {
             continue;
         }

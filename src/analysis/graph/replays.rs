@@ -60,7 +60,7 @@ pub(super) fn collect(trace: &Trace, tree: &Tree, gpu: &GpuWork) -> Replays {
     let mut without_work = 0;
     for &launch in &launches {
         let position = position_in_step
-            .entry(tree.step[launch as usize])
+            .entry(tree.step(trace, launch))
             .or_default();
         let graph_position = *position;
         *position += 1;

@@ -291,6 +291,7 @@ fn build_row(
         kernels: kernel_details(trace, gpu, &all_work),
         kernel_sequence: kernel_names.iter().map(|n| n.to_string()).collect(),
         step_us: step_sums(
+            trace,
             tree,
             calls
                 .iter()

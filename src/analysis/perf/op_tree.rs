@@ -3,6 +3,7 @@
 
 use super::memo::Memo;
 use crate::analysis::comm::CommKernels;
+use crate::analysis::groups::Groups;
 use crate::analysis::perf_model;
 use crate::trace::link::{NONE, Tree};
 use crate::trace::{FxHashMap, Kind, Trace};
@@ -11,15 +12,15 @@ use crate::trace::{FxHashMap, Kind, Trace};
 pub(super) struct OpTree<'a> {
     /// CPU-op children of each CPU op (host events in between looked
     /// through), ordered by start.
-    children: FxHashMap<u32, Vec<u32>>,
+    children: Groups,
     /// CPU ops with no CPU op above them, ordered by start.
     roots: Vec<u32>,
     /// Linked GPU events anywhere below each CPU op.
-    subtree: FxHashMap<u32, Vec<u32>>,
-    /// CPU ops that launch GPU work themselves.
-    launchers: FxHashMap<u32, bool>,
-    /// The CPU op above each CPU op, or NONE.
-    parent: FxHashMap<u32, u32>,
+    subtree: Groups,
+    /// CPU ops that launch GPU work themselves, ascending.
+    launchers: Vec<u32>,
+    /// The link tree, for the CPU op above an op ([`cpu_op_above`]).
+    tree: &'a Tree,
     /// Which kernels are communication (a launcher of only those is no row).
     pub(super) comm: &'a CommKernels,
 }
@@ -36,15 +37,26 @@ fn cpu_op_above(trace: &Trace, tree: &Tree, event: u32) -> u32 {
     NONE
 }
 
+/// A key whose unsigned order is `f64::total_cmp`'s order.
+fn total_order_key(value: f64) -> u64 {
+    let bits = value.to_bits();
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | 1 << 63
+    }
+}
+
 impl<'a> OpTree<'a> {
     /// The CPU-op tree of a linked trace, communication told by `comm`.
-    pub(super) fn build(trace: &Trace, tree: &Tree, comm: &'a CommKernels) -> OpTree<'a> {
+    pub(super) fn build(trace: &Trace, tree: &'a Tree, comm: &'a CommKernels) -> OpTree<'a> {
         let by_start = |a: &u32, b: &u32| {
             let (ea, eb) = (&trace.events[*a as usize], &trace.events[*b as usize]);
             ea.ts.total_cmp(&eb.ts).then(a.cmp(b))
         };
-        let mut children: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
-        let mut parent: FxHashMap<u32, u32> = FxHashMap::default();
+        // (parent, start, child): sorted with the start at hand rather than
+        // looked up per comparison (600k ops on a 1 GB trace).
+        let mut child_starts: Vec<(u32, u64, u32)> = Vec::new();
         let mut roots = Vec::new();
         for (index, event) in trace.events.iter().enumerate() {
             if event.kind != Kind::CpuOp {
@@ -52,53 +64,58 @@ impl<'a> OpTree<'a> {
             }
             let index = index as u32;
             let above = cpu_op_above(trace, tree, index);
-            parent.insert(index, above);
             if above == NONE {
                 roots.push(index);
             } else {
-                children.entry(above).or_default().push(index);
+                child_starts.push((above, total_order_key(event.ts), index));
             }
         }
         roots.sort_by(by_start);
-        for list in children.values_mut() {
-            list.sort_by(by_start);
-        }
-        let mut subtree: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
-        let mut launchers: FxHashMap<u32, bool> = FxHashMap::default();
+        child_starts.sort_unstable();
+        let children = Groups::new(
+            child_starts
+                .into_iter()
+                .map(|(parent, _, child)| (parent, child))
+                .collect(),
+        );
+        let mut subtree_pairs: Vec<(u32, u32)> = Vec::new();
+        let mut launchers: Vec<u32> = Vec::new();
         for &gpu in &tree.gpu_events {
             if !tree.is_linked(gpu) {
                 continue;
             }
-            let launcher = tree.launcher[gpu as usize];
+            let launcher = tree.launcher(gpu);
             if launcher != NONE && trace.events[launcher as usize].kind == Kind::CpuOp {
-                launchers.insert(launcher, true);
+                launchers.push(launcher);
             }
-            let mut current = tree.launch[gpu as usize];
+            let mut current = tree.launch(gpu);
             while current != NONE {
                 if trace.events[current as usize].kind == Kind::CpuOp {
-                    subtree.entry(current).or_default().push(gpu);
+                    subtree_pairs.push((current, gpu));
                 }
                 current = tree.parent[current as usize];
             }
         }
+        launchers.sort_unstable();
+        launchers.dedup();
         OpTree {
             children,
             roots,
-            subtree,
+            subtree: Groups::new(subtree_pairs),
             launchers,
-            parent,
+            tree,
             comm,
         }
     }
 
     /// Linked GPU events anywhere below `op`.
     pub(super) fn gpu(&self, op: u32) -> &[u32] {
-        self.subtree.get(&op).map_or(&[], Vec::as_slice)
+        self.subtree.get(op)
     }
 
     /// CPU-op children of `op`, by start.
     fn children(&self, op: u32) -> &[u32] {
-        self.children.get(&op).map_or(&[], Vec::as_slice)
+        self.children.get(op)
     }
 
     /// Whether an op below `op` with GPU work has a perf model of its own
@@ -131,7 +148,7 @@ impl<'a> OpTree<'a> {
         memo: &mut Memo,
     ) -> Vec<Collected> {
         let mut out = Vec::new();
-        let mut backward = BackwardLinks::new(trace, tree, self);
+        let mut backward = BackwardLinks::new(trace, tree);
         let mut stack: Vec<u32> = self.roots.iter().rev().copied().collect();
         while let Some(op) = stack.pop() {
             if self.gpu(op).is_empty() {
@@ -149,7 +166,7 @@ impl<'a> OpTree<'a> {
                 });
                 continue;
             }
-            let next: Vec<u32> = if self.launchers.contains_key(&op) {
+            let next: Vec<u32> = if self.launchers.binary_search(&op).is_ok() {
                 // Children that are modelled or hold a modelled op anywhere
                 // below (a custom op or compiled region wrapping `aten::mm`
                 // through layers of its own), as TraceLens does since its
@@ -215,8 +232,8 @@ struct BackwardLinks {
 const BACKWARD_PREFIX: &str = "autograd::engine::evaluate_function: ";
 
 impl BackwardLinks {
-    /// The wrappers whose forward op is a CPU op of `ops`.
-    fn new(trace: &Trace, tree: &Tree, ops: &OpTree) -> BackwardLinks {
+    /// The wrappers whose forward op is a CPU op.
+    fn new(trace: &Trace, tree: &Tree) -> BackwardLinks {
         let forward_of = tree
             .forward_of
             .iter()
@@ -224,7 +241,7 @@ impl BackwardLinks {
                 trace
                     .name(&trace.events[*backward as usize])
                     .starts_with(BACKWARD_PREFIX)
-                    && ops.parent.contains_key(forward)
+                    && trace.events[*forward as usize].kind == Kind::CpuOp
             })
             .copied()
             .collect();
@@ -250,7 +267,10 @@ impl BackwardLinks {
         let mut current = op;
         let mut wrapper = None;
         for _ in 0..5 {
-            let above = *ops.parent.get(&current)?;
+            if trace.events[current as usize].kind != Kind::CpuOp {
+                return None;
+            }
+            let above = cpu_op_above(trace, ops.tree, current);
             if above == NONE {
                 return None;
             }
@@ -287,5 +307,34 @@ impl BackwardLinks {
             return None;
         }
         memo.model(trace, forward, true).is_ok().then_some(forward)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::total_order_key;
+
+    #[test]
+    fn the_key_orders_as_total_cmp() {
+        let values = [
+            f64::NEG_INFINITY,
+            -1e300,
+            -2.5,
+            -0.0,
+            0.0,
+            1e-300,
+            3.0,
+            1e300,
+            f64::INFINITY,
+        ];
+        for a in values {
+            for b in values {
+                assert_eq!(
+                    total_order_key(a).cmp(&total_order_key(b)),
+                    a.total_cmp(&b),
+                    "{a} vs {b}"
+                );
+            }
+        }
     }
 }

@@ -5,14 +5,19 @@
 //!
 //! - each CUDA/HIP graph replay (`cudaGraphLaunch`, `hipGraphLaunch`) is one
 //!   decode step: vLLM and SGLang capture decode forwards only (prefill runs
-//!   eagerly), so replays are tagged decode and eager prefill is not found;
+//!   eagerly), so replays are tagged decode and eager prefill is not found.
+//!   Only in a trace that names the engine (a host event whose name holds
+//!   `vllm` or `sglang`, such as a Python frame's file): other programs
+//!   replay graphs of other things;
 //! - else, the outermost CPU ops of the busiest host thread repeat exactly,
 //!   period after period (the model's forward, at least two ops, at least
 //!   twice, nothing before or after): each period is a step, tagged by the
 //!   query length per sequence of its attention ops — 1 for every one is
 //!   decode, more than 1 for every one is prefill. A step that cannot be
 //!   tagged so (no attention op with readable shapes, or both lengths)
-//!   leaves the whole trace without steps.
+//!   leaves the whole trace without steps, and so does a trace of prefill
+//!   steps only that does not name the engine (a repeated encoder forward
+//!   looks the same).
 //!
 //! Traces with backward ops are training, not inference: nothing is
 //! inferred from them.
@@ -43,7 +48,26 @@ pub(super) fn inferred_steps(trace: &Trace, tree: &Tree) -> Option<(Vec<Step>, S
     if training {
         return None;
     }
-    graph_replays(trace).or_else(|| repeating_forwards(trace, tree))
+    let engine = names_engine(trace);
+    let replays = if engine { graph_replays(trace) } else { None };
+    replays.or_else(|| {
+        repeating_forwards(trace, tree)
+            .filter(|(steps, _)| engine || steps.iter().any(|s| s.phase == Phase::Decode))
+    })
+}
+
+/// Whether a host event names vLLM or SGLang (their Python frames' files,
+/// their custom ops).
+fn names_engine(trace: &Trace) -> bool {
+    trace.events.iter().any(|e| {
+        matches!(
+            e.kind,
+            Kind::PythonFunction | Kind::CpuOp | Kind::UserAnnotation
+        ) && {
+            let name = trace.name(e);
+            name.contains("vllm") || name.contains("sglang")
+        }
+    })
 }
 
 /// Each graph replay as one decode step.
@@ -103,7 +127,20 @@ fn repeating_forwards(trace: &Trace, tree: &Tree) -> Option<(Vec<Step>, String)>
     let names: Vec<_> = ops.iter().map(|&o| trace.events[o as usize].name).collect();
     let period = period(&names)?;
 
+    // Attention ops of the thread: (start, end, query length), by start.
     let track = trace.events[ops[0] as usize].track;
+    let mut attention: Vec<(f64, f64, u64)> = trace
+        .events
+        .iter()
+        .filter(|e| e.kind == Kind::CpuOp && e.track == track)
+        .filter_map(|e| {
+            let length = query_length(trace.name(e), || {
+                Some(trace.strings.get(trace.op_args(e)?.input_dims?))
+            })?;
+            Some((e.ts, e.end(), length))
+        })
+        .collect();
+    attention.sort_by(|a, b| a.0.total_cmp(&b.0));
     let mut steps = Vec::new();
     for chunk in ops.chunks(period) {
         let first = &trace.events[chunk[0] as usize];
@@ -111,7 +148,7 @@ fn repeating_forwards(trace: &Trace, tree: &Tree) -> Option<(Vec<Step>, String)>
             .iter()
             .map(|&o| trace.events[o as usize].end())
             .fold(f64::MIN, f64::max);
-        let phase = step_phase(trace, track, first.ts, end)?;
+        let phase = step_phase(&attention, first.ts, end)?;
         steps.push(Step {
             phase,
             event: chunk[0],
@@ -135,18 +172,15 @@ fn period<T: PartialEq>(items: &[T]) -> Option<usize> {
         .filter(|&p| p > 1)
 }
 
-/// The phase of the step on `track` within `[start, end]`, from the query
-/// length per sequence of its attention ops; `None` when none tells or they
-/// disagree.
-fn step_phase(trace: &Trace, track: u32, start: f64, end: f64) -> Option<Phase> {
-    let mut lengths = trace
-        .events
+/// The phase of the step within `[start, end]`, from the query length per
+/// sequence of its `attention` ops; `None` when none tells or they disagree.
+fn step_phase(attention: &[(f64, f64, u64)], start: f64, end: f64) -> Option<Phase> {
+    let from = attention.partition_point(|a| a.0 < start);
+    let mut lengths = attention[from..]
         .iter()
-        .filter(|e| e.kind == Kind::CpuOp && e.track == track && e.ts >= start && e.end() <= end)
-        .filter_map(|e| {
-            let dims = trace.strings.get(trace.op_args(e)?.input_dims?);
-            query_length(trace.name(e), dims)
-        });
+        .take_while(|a| a.0 <= end)
+        .filter(|a| a.1 <= end)
+        .map(|a| a.2);
     let first = lengths.next()?;
     let decode = first == 1;
     if lengths.any(|l| (l == 1) != decode) {
@@ -159,10 +193,27 @@ fn step_phase(trace: &Trace, track: u32, start: f64, end: f64) -> Option<Phase> 
     })
 }
 
-/// Query tokens per sequence of an attention op, from its `Input Dims`;
-/// `None` for other ops or unreadable shapes.
-fn query_length(name: &str, dims: &str) -> Option<u64> {
-    let dims: Vec<Vec<u64>> = serde_json::from_str::<Vec<serde_json::Value>>(dims)
+/// Query tokens per sequence of an attention op, from its `Input Dims`
+/// (read only for attention ops); `None` for other ops or unreadable shapes.
+fn query_length<'a>(name: &str, dims: impl FnOnce() -> Option<&'a str>) -> Option<u64> {
+    // Where the query length is: q's dim, or tokens over cu_seqlens_q.
+    enum Layout {
+        Dim(usize),
+        Varlen,
+    }
+    let layout = match name {
+        // q: [batch, heads, length, dim].
+        "aten::scaled_dot_product_attention"
+        | "aten::_scaled_dot_product_flash_attention"
+        | "aten::_scaled_dot_product_efficient_attention"
+        | "aten::_scaled_dot_product_cudnn_attention" => Layout::Dim(2),
+        // q: [batch, length, heads, dim].
+        "aten::_flash_attention_forward" | "flash_attn::_flash_attn_forward" => Layout::Dim(1),
+        // q: [tokens, heads, dim], cu_seqlens_q: [sequences + 1].
+        "flash_attn::_flash_attn_varlen_forward" => Layout::Varlen,
+        _ => return None,
+    };
+    let dims: Vec<Vec<u64>> = serde_json::from_str::<Vec<serde_json::Value>>(dims()?)
         .ok()?
         .iter()
         .map(|d| {
@@ -172,24 +223,14 @@ fn query_length(name: &str, dims: &str) -> Option<u64> {
         })
         .collect();
     let query = dims.first()?;
-    let length = match name {
-        // q: [batch, heads, length, dim].
-        "aten::scaled_dot_product_attention"
-        | "aten::_scaled_dot_product_flash_attention"
-        | "aten::_scaled_dot_product_efficient_attention"
-        | "aten::_scaled_dot_product_cudnn_attention" => *query.get(2)?,
-        // q: [batch, length, heads, dim].
-        "aten::_flash_attention_forward" | "flash_attn::_flash_attn_forward"
-            if query.len() == 4 =>
-        {
-            query[1]
-        }
-        // q: [tokens, heads, dim], cu_seqlens_q: [sequences + 1].
-        "flash_attn::_flash_attn_varlen_forward" => {
+    let length = match layout {
+        Layout::Dim(at) if query.len() == 4 => query[at],
+        Layout::Dim(_) => return None,
+        Layout::Varlen => {
             let sequences = dims.get(3)?.first()?.checked_sub(1)?;
-            (sequences > 0 && query[0] % sequences == 0).then(|| query[0] / sequences)?
+            (sequences > 0 && query.len() == 3 && query[0] % sequences == 0)
+                .then(|| query[0] / sequences)?
         }
-        _ => return None,
     };
     (length > 0).then_some(length)
 }
@@ -212,17 +253,28 @@ mod tests {
     fn query_length_per_sequence_from_attention_shapes() {
         let sdpa = "aten::scaled_dot_product_attention";
         assert_eq!(
-            query_length(sdpa, "[[4, 32, 1, 128], [4, 32, 9, 128]]"),
+            query_length(sdpa, || Some("[[4, 32, 1, 128], [4, 32, 9, 128]]")),
             Some(1)
         );
-        assert_eq!(query_length(sdpa, "[[1, 32, 512, 128]]"), Some(512));
-        let varlen = "flash_attn::_flash_attn_varlen_forward";
         assert_eq!(
-            query_length(varlen, "[[1024, 32, 128], [], [], [3], [3]]"),
+            query_length(sdpa, || Some("[[1, 32, 512, 128]]")),
             Some(512)
         );
-        assert_eq!(query_length(varlen, "[[4, 32, 128], [], [], [5]]"), Some(1));
-        assert_eq!(query_length("aten::mm", "[[4, 4096], [4096, 4096]]"), None);
-        assert_eq!(query_length(sdpa, "[[4, 32]]"), None);
+        let varlen = "flash_attn::_flash_attn_varlen_forward";
+        assert_eq!(
+            query_length(varlen, || Some(
+                "[[1024, 32, 128], [], [], [3], [3]]".into()
+            )),
+            Some(512)
+        );
+        assert_eq!(
+            query_length(varlen, || Some("[[4, 32, 128], [], [], [5]]")),
+            Some(1)
+        );
+        assert_eq!(
+            query_length("aten::mm", || Some("[[4, 4096], [4096, 4096]]")),
+            None
+        );
+        assert_eq!(query_length(sdpa, || Some("[[4, 32]]")), None);
     }
 }

@@ -262,9 +262,7 @@ mod tests {
         );
         let varlen = "flash_attn::_flash_attn_varlen_forward";
         assert_eq!(
-            query_length(varlen, || Some(
-                "[[1024, 32, 128], [], [], [3], [3]]".into()
-            )),
+            query_length(varlen, || Some("[[1024, 32, 128], [], [], [3], [3]]")),
             Some(512)
         );
         assert_eq!(

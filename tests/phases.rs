@@ -1,8 +1,10 @@
 //! Prefill / decode end to end: inference steps recognised from their
 //! annotations and tagged by phase (`report`), recorded in the snapshot,
-//! and compared phase with phase (`check`), each op within its phase too. The corpus traces are decode
-//! only; `tests/fixtures/inference_phases.json` is one prefill step and four
-//! decode steps (vLLM's annotation) for the split itself.
+//! and compared phase with phase (`check`), each op within its phase too.
+//! The corpus traces are decode only; `tests/fixtures/inference_phases.json`
+//! is one prefill step and four decode steps (vLLM's annotation) for the
+//! split itself. With the step
+//! annotations stripped, the steps come from the repeating structure.
 
 use std::path::{Path, PathBuf};
 
@@ -15,6 +17,25 @@ use crate::graph::{
 
 fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/inference_phases.json")
+}
+
+/// `trace` without its step annotations (vLLM's and SGLang's).
+fn without_step_annotations(trace: &Value) -> Value {
+    let mut trace = trace.clone();
+    trace["traceEvents"]
+        .as_array_mut()
+        .expect("events")
+        .retain(|e| {
+            let name = e["name"].as_str().unwrap_or("");
+            !(e["cat"] == "user_annotation"
+                && (name.starts_with("execute_") || name.starts_with("step[")))
+        });
+    trace
+}
+
+/// The report of `trace` written to `dir`.
+fn report_of(dir: &TempDir, trace: &Value) -> Value {
+    report(&write_json(dir, "trace.json", trace), None)
 }
 
 /// `(phase, steps)` of a report's phase summaries.
@@ -84,6 +105,49 @@ fn the_fixture_has_one_prefill_and_four_decode_steps_with_their_ops() {
         })
         .collect();
     assert_eq!(decode_ops, vec![("aten::mm", 4), ("aten::mul", 4)]);
+}
+
+#[test]
+fn without_annotations_the_repeating_forward_gives_the_same_steps_and_phases() {
+    let dir = TempDir::new().expect("tempdir");
+    let annotated = report(&fixture(), None);
+    let inferred = report_of(&dir, &without_step_annotations(&read_json(&fixture())));
+    assert_eq!(
+        inferred["phases"]["recognised_by"],
+        "repeating structure: 5 forwards of 3 ops"
+    );
+    assert_eq!(phase_steps(&inferred), phase_steps(&annotated));
+    // Same work per step, so the same figures and ops per phase.
+    assert_eq!(
+        inferred["phases"]["summaries"],
+        annotated["phases"]["summaries"]
+    );
+    let phases = |report: &Value| -> Vec<Value> {
+        let steps = report["phases"]["steps"].as_array().expect("steps");
+        steps.iter().map(|s| s["phase"].clone()).collect()
+    };
+    assert_eq!(phases(&inferred), phases(&annotated));
+}
+
+#[test]
+fn without_annotations_a_trace_that_does_not_repeat_has_no_phases() {
+    let dir = TempDir::new().expect("tempdir");
+    let mut trace = without_step_annotations(&read_json(&fixture()));
+    // The last step loses its `aten::mul`: no longer whole repeats.
+    let events = trace["traceEvents"].as_array_mut().expect("events");
+    let last_mul = events
+        .iter()
+        .rposition(|e| e["name"] == "aten::mul")
+        .expect("a mul");
+    events.remove(last_mul);
+    assert!(report_of(&dir, &trace)["phases"].is_null());
+    // Nor does a repeating forward whose attention shapes do not tell.
+    let mut untold = without_step_annotations(&read_json(&fixture()));
+    untold["traceEvents"]
+        .as_array_mut()
+        .expect("events")
+        .retain(|e| e["name"] != "aten::scaled_dot_product_attention");
+    assert!(report_of(&dir, &untold)["phases"].is_null());
 }
 
 #[test]
@@ -221,4 +285,38 @@ fn an_op_slower_in_decode_only_is_named_with_its_phase() {
         "{}",
         itself.stdout
     );
+}
+
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
+#[test]
+fn the_corpus_inference_traces_without_annotations_are_one_graph_replayed_decode_step() {
+    let dir = TempDir::new().expect("tempdir");
+    for (workload, file) in [(VLLM, VLLM_TRACE), (SGLANG, SGLANG_TRACE)] {
+        let trace = without_step_annotations(&read_json(&inference(workload, file)));
+        let report = report_of(&dir, &trace);
+        assert_eq!(
+            report["phases"]["recognised_by"], "repeating structure: 1 graph replay",
+            "{workload}"
+        );
+        assert_eq!(phase_steps(&report), vec![("decode".to_string(), 1)]);
+        let step = &report["phases"]["steps"][0];
+        assert_eq!(step["annotation"], "hipGraphLaunch", "{workload}");
+        assert!(step["gpu_time_us"].as_f64().expect("gpu time") > 0.0);
+        // A graph replay is a decode step only where the engine is named.
+        let mut anonymous = trace.clone();
+        anonymous["traceEvents"]
+            .as_array_mut()
+            .expect("events")
+            .retain(|e| {
+                let name = e["name"].as_str().unwrap_or("");
+                !(name.contains("vllm") || name.contains("sglang"))
+            });
+        assert!(
+            report_of(&dir, &anonymous)["phases"].is_null(),
+            "{workload}"
+        );
+    }
 }

@@ -141,7 +141,7 @@ pub fn analyse_with_capture(
     let mut categories = categories(trace, &gpu, &invocations);
     let mut steps = steps(trace, tree, &gpu, &invocations);
     let replayed = graph::analyse(trace, tree, &gpu, capture);
-    let phases = phases(trace, &gpu, &replayed.work_names);
+    let phases = phases(trace, tree, &gpu, &replayed.work_names);
     graph::extend_tables(
         replayed.rows,
         &mut unique_args,

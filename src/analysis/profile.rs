@@ -384,7 +384,8 @@ pub struct PhaseSummary {
 #[derive(Clone, Debug, Serialize)]
 pub struct Phases {
     /// How the steps were recognised: `vllm annotation`, `sglang annotation`
-    /// (or both, joined by `, `).
+    /// (or both, joined by `, `); without annotations, how the repeating
+    /// structure gave them (`repeating structure: 12 graph replays`).
     pub recognised_by: String,
     /// The steps in host-time order.
     pub steps: Vec<InferenceStep>,

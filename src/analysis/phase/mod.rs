@@ -15,9 +15,15 @@
 //!   modes are not tagged.
 //!
 //! Where both nest (SGLang writes both), the outermost range is the step.
+//! A trace with no step annotation has its steps found from its repeating
+//! structure instead ([`structure`]: graph replays, or a repeating forward).
 //! GPU work belongs to the step whose range holds its launch (same process),
 //! graph replays included; ops are named as their rows are (a replayed
 //! kernel by its captured op, else by the kernel).
+
+mod structure;
+
+use structure::Step;
 
 use std::collections::BTreeMap;
 
@@ -26,7 +32,7 @@ use crate::analysis::ops::stats::median;
 use crate::analysis::perf_model::chunk_stats;
 use crate::analysis::profile::{InferenceStep, Phase, PhaseOp, PhaseSummary, Phases};
 use crate::analysis::timeline::{Interval, IntervalSet};
-use crate::trace::link::NONE;
+use crate::trace::link::{NONE, Tree};
 use crate::trace::{FxHashMap, Kind, Trace};
 
 /// The engine an annotation comes from.
@@ -69,14 +75,24 @@ struct Range {
 }
 
 /// The prefill/decode split of a trace; `None` when no step annotation is
-/// found. `work_names` names graph-replayed work by its row. Every
-/// annotation form seen is named in [`Phases::recognised_by`], nested ones
-/// too.
+/// found and the structure does not clearly repeat. `work_names` names
+/// graph-replayed work by its row. Every annotation form seen is named in
+/// [`Phases::recognised_by`], nested ones too; else how the structure gave
+/// the steps.
 pub(super) fn phases(
     trace: &Trace,
+    tree: &Tree,
     gpu: &GpuWork,
     work_names: &FxHashMap<u32, String>,
 ) -> Option<Phases> {
+    let (ranges, recognised_by) =
+        annotated_steps(trace).or_else(|| structure::inferred_steps(trace, tree))?;
+    Some(split(trace, gpu, work_names, &ranges, recognised_by))
+}
+
+/// The outermost step annotations in start order, and the annotation forms
+/// seen; `None` when there is none.
+fn annotated_steps(trace: &Trace) -> Option<(Vec<Step>, String)> {
     let mut found: Vec<Range> = trace
         .events
         .iter()
@@ -113,6 +129,36 @@ pub(super) fn phases(
             ranges.push(range);
         }
     }
+    let recognised_by = engines
+        .iter()
+        .map(|e| match e {
+            Engine::Vllm => "vllm annotation",
+            Engine::Sglang => "sglang annotation",
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let steps = ranges
+        .into_iter()
+        .map(|r| Step {
+            phase: r.phase,
+            event: r.event,
+            start: r.start,
+            end: r.end,
+        })
+        .collect();
+    Some((steps, recognised_by))
+}
+
+/// The phases of `ranges` (host-time order): the work launched inside each,
+/// per step and per phase.
+fn split(
+    trace: &Trace,
+    gpu: &GpuWork,
+    work_names: &FxHashMap<u32, String>,
+    ranges: &[Step],
+    recognised_by: String,
+) -> Phases {
+    let pid = |event: u32| &trace.tracks[trace.events[event as usize].track as usize].pid;
 
     // The work launched inside each step, by launch time and process.
     let mut work_of: Vec<Vec<u32>> = vec![Vec::new(); ranges.len()];
@@ -150,18 +196,11 @@ pub(super) fn phases(
         .iter()
         .filter_map(|&phase| summary(trace, gpu, work_names, phase, &steps, &work_of))
         .collect();
-    Some(Phases {
-        recognised_by: engines
-            .iter()
-            .map(|e| match e {
-                Engine::Vllm => "vllm annotation",
-                Engine::Sglang => "sglang annotation",
-            })
-            .collect::<Vec<_>>()
-            .join(", "),
+    Phases {
+        recognised_by,
         steps,
         summaries,
-    })
+    }
 }
 
 /// The figures of one phase; `None` when no step has it.

@@ -11,7 +11,7 @@ use super::findings::{
 use super::integrity::integrity_findings;
 use super::learned::{is_learned, judge_learned, judge_risen_rows, risen_impact};
 use super::limits::{budget_findings, efficiency_findings};
-use super::rows::{judge_cross_platform, judge_same_platform};
+use super::rows::{borrowed_noise, judge_cross_platform, judge_same_platform};
 use super::timeline::{phase_findings, timeline_findings};
 use super::totals::{has_total, is_communication, total_findings};
 use crate::analysis::hardware::Hardware;
@@ -99,13 +99,20 @@ pub(super) fn judge_workload(
                     comparison.baseline_total_us,
                 )
             } else {
-                judge_same_platform(op, policy, workload, threshold_percent)
+                judge_same_platform(
+                    op,
+                    policy,
+                    workload,
+                    threshold_percent,
+                    borrowed_noise(comparison, policy),
+                )
             };
             if let Some(judged) = judged {
-                // A row with one sample on a side cannot fail on its own:
-                // its op's total (several shapes, or per step) is still
-                // judged, and may hold the evidence the row lacks.
-                if op.estimate.bounds().is_some() {
+                // A row with one sample on a side cannot fail on its own
+                // (unless judged against borrowed noise): its op's total
+                // (several shapes, or per step) is still judged, and may
+                // hold the evidence the row lacks.
+                if op.estimate.bounds().is_some() || judged.borrowed_noise {
                     flagged.insert(side.key.name.as_str());
                 }
                 if judged.finding.severity == Severity::Fail {
@@ -187,7 +194,11 @@ pub(super) fn judge_workload(
                     .p_value_above(1.0 + noise.min_effect_percent / 100.0)
             })
             .fold(0.0, f64::max);
-        pending.push(Pending { finding, p_value });
+        pending.push(Pending {
+            finding,
+            p_value,
+            borrowed_noise: false,
+        });
     }
     // Likewise across platforms: an op whose ratio rose in many shapes.
     for (name, rows) in risen_by_name {
@@ -303,7 +314,13 @@ fn kernel_part_findings(
         }
         let threshold_percent = noise.threshold_percent(op.noise.map(|n| n * 100.0));
         if let Some(mut judged) =
-            judge_same_platform(op, policy, &comparison.workload, threshold_percent)
+            judge_same_platform(
+            op,
+            policy,
+            &comparison.workload,
+            threshold_percent,
+            borrowed_noise(comparison, policy),
+        )
         {
             let row = short_op(side);
             let rest = judged
@@ -315,6 +332,7 @@ fn kernel_part_findings(
             // Its samples are launches of the kernel, not calls of the row.
             let rest = rest
                 .replace(" per call", " per launch")
+                .replace("one call a side", "one launch a side")
                 .replace(" calls ", " launches ");
             judged.finding.message = format!("{row}: its kernel {}{rest}", part.kernel);
             judged.finding.metric = "median kernel time per launch".into();

@@ -56,10 +56,9 @@ pub(super) fn judge_same_platform(
         let confident = low > up;
         // One sample a side: tested against the noise of one call borrowed
         // from the repeating rows, when the trace has enough of them.
-        let single = bounds
-            .is_none()
-            .then(|| borrowed.map(|b| (b, borrowed_z(estimate.ratio, up, b))))
-            .flatten()
+        let single = borrowed
+            .filter(|_| bounds.is_none())
+            .map(|b| (b, borrowed_z(estimate.ratio, up, b)))
             .filter(|(_, z)| *z > BORROWED_NOISE_Z);
         let mut severity = if material {
             policy.regression.severity

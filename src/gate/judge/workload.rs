@@ -313,15 +313,13 @@ fn kernel_part_findings(
             continue;
         }
         let threshold_percent = noise.threshold_percent(op.noise.map(|n| n * 100.0));
-        if let Some(mut judged) =
-            judge_same_platform(
+        if let Some(mut judged) = judge_same_platform(
             op,
             policy,
             &comparison.workload,
             threshold_percent,
             borrowed_noise(comparison, policy),
-        )
-        {
+        ) {
             let row = short_op(side);
             let rest = judged
                 .finding

@@ -116,9 +116,11 @@ enum Expect {
 /// Families that cannot fail with their op named first, honestly: (trace,
 /// the start of the family's name, what it gives, why). The reasons:
 /// - `ONE_SAMPLE`: each row holding the family has one call (or launch) a
-///   side, and one measurement cannot fail the build on its own
-///   (docs/POLICY.md, "What one measurement can decide"); a second profiler
-///   step or a window of baseline runs can.
+///   side, and one measurement cannot fail the build on its own unless the
+///   noise borrowed from the trace's repeating rows puts ×1.3 beyond it
+///   (docs/POLICY.md, "What one measurement can decide"): too few rows
+///   repeat, or their per-call spread is too wide; a second profiler step
+///   or a window of baseline runs can.
 /// - `SPREAD`: the family is spread over rows (shapes, ops or graph rows)
 ///   each adding less than the 0.5% impact minimum; each is named in a
 ///   warning, but no rule sums one kernel's time over rows yet.

@@ -198,19 +198,6 @@ const EXCEPTIONS: &[(&str, &str, Expect, &str)] = &[
         Expect::Silence,
         ONE_SAMPLE,
     ),
-    // One copy per shape, the shapes changing from step to step.
-    (
-        "hta/trace_diff_control_a100.json.gz",
-        "Memcpy HtoD (Pinned -> Device)",
-        Expect::Warning,
-        ONE_SAMPLE,
-    ),
-    (
-        "tracelens/h100/facebook_timesformer-base-finetuned-k400__1016002.json.gz",
-        "Memcpy HtoD (Pageable -> Device)",
-        Expect::Warning,
-        ONE_SAMPLE,
-    ),
     (
         "hta/trace_diff_test_v100.json.gz",
         "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>",

@@ -21,6 +21,10 @@ pub const MIN_REPEAT_CALLS: usize = 8;
 /// little about the trace's noise.
 pub const MIN_REPEATING_ROWS: usize = 5;
 
+/// The least noise of one call borrowed, 1%: repeating calls that agree to
+/// the microsecond (a MAD of 0) do not show that one call cannot stray.
+pub const MIN_SIGMA: f64 = 0.01;
+
 /// Scales a median absolute deviation to a normal standard deviation.
 const MAD_TO_SIGMA: f64 = 1.4826;
 
@@ -29,7 +33,7 @@ const MAD_TO_SIGMA: f64 = 1.4826;
 pub struct BorrowedNoise {
     /// Standard deviation of the log time of one call: the median, over
     /// the repeating rows and both sides, of each row's MAD of log call
-    /// time × 1.4826 (0.03 ≈ ±3%).
+    /// time × 1.4826 (0.03 ≈ ±3%), at least [`MIN_SIGMA`].
     pub sigma: f64,
     /// Repeating rows it was estimated from.
     pub rows: usize,
@@ -90,7 +94,7 @@ pub fn borrowed_noise(baselines: &[Snapshot], candidate: &Snapshot) -> Option<Bo
     }
     pooled.sort_by(f64::total_cmp);
     Some(BorrowedNoise {
-        sigma: quantile_sorted(&pooled, 0.5)?,
+        sigma: quantile_sorted(&pooled, 0.5)?.max(MIN_SIGMA),
         rows,
     })
 }

@@ -94,6 +94,7 @@
 //! [`RatioEstimate::interval`]: crate::gate::stats::RatioEstimate::interval
 //! [`stats::max_relative_deviation`]: crate::gate::stats::max_relative_deviation
 
+mod borrowed;
 mod expected;
 mod families;
 mod graph;
@@ -114,6 +115,7 @@ mod totals;
 use crate::analysis::ops::stats::percent;
 use crate::gate::snapshot::Snapshot;
 
+pub use borrowed::{BorrowedNoise, MIN_REPEAT_CALLS, MIN_REPEATING_ROWS};
 pub use expected::expectation;
 pub use kernels::kernel_diff;
 pub use learned::{LearnedRatio, LearnedRatios, TotalKey};
@@ -321,6 +323,7 @@ pub fn compare(
         new_ops,
         missing_ops,
         nothing_to_compare,
+        borrowed_noise: borrowed::borrowed_noise(baselines, candidate),
         notes,
         baseline_total_us,
         candidate_total_us,

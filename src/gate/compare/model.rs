@@ -12,6 +12,7 @@ use crate::gate::snapshot::{Fingerprint, OpKey};
 use crate::gate::stats::RatioEstimate;
 use crate::gate::verdict::OpRef;
 
+use super::borrowed::BorrowedNoise;
 use super::learned::LearnedRatios;
 
 /// Default two-sided confidence level of the intervals.
@@ -342,6 +343,9 @@ pub struct Comparison {
     /// Why nothing (or nothing per op) can be compared: no baseline, no GPU
     /// work on a side, no matched op rows. Never a silent pass.
     pub nothing_to_compare: Option<String>,
+    /// The noise of one call, borrowed from the rows that repeat, for the
+    /// rows measured once on a side; `None` when too few rows repeat.
+    pub borrowed_noise: Option<BorrowedNoise>,
     /// Remarks that are not findings.
     pub notes: Vec<String>,
     /// Baseline GPU busy time (median over runs; per step under

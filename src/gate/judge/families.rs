@@ -75,6 +75,7 @@ pub(super) fn per_launch_words(message: &str, subject: &str) -> String {
         .strip_prefix(subject)
         .unwrap_or(message)
         .replace(" per call", " per launch")
+        .replace("one call a side", "one launch a side")
         .replace(" calls ", " launches ")
 }
 

@@ -14,6 +14,10 @@ pub(super) struct Pending {
     pub(super) finding: Finding,
     /// Its p-value against the threshold (0 without an interval).
     pub(super) p_value: f64,
+    /// A row with one sample on a side whose p-value comes from the noise
+    /// borrowed from the repeating rows: it enters the false-discovery
+    /// control like a row with an interval.
+    pub(super) borrowed_noise: bool,
 }
 
 /// A nothing-to-compare finding for a workload.

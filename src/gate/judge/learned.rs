@@ -215,6 +215,7 @@ pub(super) fn judge_learned(
     Some(Pending {
         finding,
         p_value: p_value.unwrap_or(0.0),
+        borrowed_noise: false,
     })
 }
 
@@ -293,7 +294,11 @@ pub(super) fn judge_risen_rows(
         .iter()
         .filter_map(|(_, m)| m.p_above)
         .fold(0.0, f64::max);
-    Some(Pending { finding, p_value })
+    Some(Pending {
+        finding,
+        p_value,
+        borrowed_noise: false,
+    })
 }
 
 /// Why a rise is only a warning, when that is so.

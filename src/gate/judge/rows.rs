@@ -8,9 +8,9 @@ use super::findings::{
 };
 use crate::analysis::hardware::{ComputeSpec, Hardware};
 use crate::analysis::ops::stats::percent;
-use crate::gate::compare::{Comparison, OpComparison, OpSide};
+use crate::gate::compare::{BorrowedNoise, Comparison, OpComparison, OpSide};
 use crate::gate::policy::{Expectation as PolicyExpectation, Expected, Policy};
-use crate::gate::stats::bh_adjust;
+use crate::gate::stats::{bh_adjust, normal_upper_tail};
 use crate::gate::verdict::{Finding, FindingKind, Severity};
 
 /// A row judged on one platform ([`judge_same_platform`]) unless it is
@@ -28,7 +28,13 @@ pub(super) fn judge_if_large_enough(
         return None;
     }
     let threshold_percent = noise.threshold_percent(op.noise.map(|n| n * 100.0));
-    judge_same_platform(op, policy, &comparison.workload, threshold_percent)
+    judge_same_platform(
+        op,
+        policy,
+        &comparison.workload,
+        threshold_percent,
+        borrowed_noise(comparison, policy),
+    )
 }
 
 /// A regression or improvement of a row on one platform, awaiting
@@ -38,7 +44,9 @@ pub(super) fn judge_if_large_enough(
 /// confidence interval with 8 or more samples a side, else the range over
 /// the samples. Beyond the threshold with a material impact it is a
 /// regression at the policy's severity, but a warning when a side has a
-/// single sample (one measurement cannot fail a build). It is a warning too
+/// single sample (one measurement cannot fail a build), unless `borrowed`
+/// noise of one call puts it [`BORROWED_NOISE_Z`] deviations beyond the
+/// threshold. It is a warning too
 /// when its impact is below `min_impact_percent` but the op holds a
 /// material share of GPU time ([`material_share_percent`]). When the point
 /// estimate is beyond the threshold but the bounds reach back inside it,
@@ -52,6 +60,7 @@ pub(super) fn judge_same_platform(
     policy: &Policy,
     workload: &str,
     threshold_percent: f64,
+    borrowed: Option<&BorrowedNoise>,
 ) -> Option<Pending> {
     let noise = &policy.noise;
     let up = 1.0 + threshold_percent / 100.0;
@@ -69,6 +78,12 @@ pub(super) fn judge_same_platform(
     let per = sample_per(op).as_str();
     if op.impact_percent > 0.0 && estimate.ratio > up && (material || weighty) {
         let confident = low > up;
+        // One sample a side: tested against the noise of one call borrowed
+        // from the repeating rows, when the trace has enough of them.
+        let single = borrowed
+            .filter(|_| bounds.is_none())
+            .map(|b| (b, borrowed_z(estimate.ratio, up, b)))
+            .filter(|(_, z)| *z > BORROWED_NOISE_Z);
         let mut severity = if material {
             policy.regression.severity
         } else {
@@ -81,7 +96,7 @@ pub(super) fn judge_same_platform(
                 number(noise.min_impact_percent)
             ));
         }
-        if bounds.is_none() {
+        if bounds.is_none() && single.is_none() {
             severity = severity.max(Severity::Warn);
             reasons.push(format!(
                 "one {per} on a side is a single measurement, which cannot fail the build on its own"
@@ -96,7 +111,14 @@ pub(super) fn judge_same_platform(
             String::new(),
         );
         set_sample_figures(&mut finding, op);
-        let interval = interval_words(&finding);
+        let interval = match single {
+            Some((b, _)) => format!(
+                "one {per} a side; noise of one call ±{:.1}% from {} repeating rows of this trace",
+                b.sigma * 100.0,
+                b.rows
+            ),
+            None => interval_words(&finding),
+        };
         finding.message = if confident {
             format!(
                 "{} is {:.1}% slower per {per} ({interval}), {:+.2}% of total GPU time{}",
@@ -134,10 +156,14 @@ pub(super) fn judge_same_platform(
         }
         finding.severity = severity;
         finish(&mut finding, op, threshold_percent);
-        let p_value = estimate.p_value_above(up);
+        let p_value = match single {
+            Some((_, z)) => Some(normal_upper_tail(z)),
+            None => estimate.p_value_above(up),
+        };
         return Some(Pending {
             finding,
             p_value: p_value.unwrap_or(0.0),
+            borrowed_noise: single.is_some(),
         });
     }
     if !(high < down && op.impact_percent < 0.0 && material) {
@@ -164,7 +190,33 @@ pub(super) fn judge_same_platform(
     Some(Pending {
         finding,
         p_value: estimate.p_value_below(down).unwrap_or(0.0),
+        borrowed_noise: false,
     })
+}
+
+/// How many standard deviations of a ratio of two single measurements
+/// (√2 × the borrowed noise of one, in log terms) a one-sample ratio must
+/// lie beyond the threshold to fail: 3, a one-sided p-value of 0.13%,
+/// since one call can stray by chance (docs/POLICY.md).
+pub(super) const BORROWED_NOISE_Z: f64 = 3.0;
+
+/// The comparison's borrowed noise of one call, unless the policy turns
+/// borrowing off (`noise.borrow_for_single_samples: false`).
+pub(super) fn borrowed_noise<'a>(
+    comparison: &'a Comparison,
+    policy: &Policy,
+) -> Option<&'a BorrowedNoise> {
+    comparison
+        .borrowed_noise
+        .as_ref()
+        .filter(|_| policy.noise.borrow_for_single_samples)
+}
+
+/// The z-score of a one-sample ratio beyond `limit` under the borrowed
+/// noise: ln(ratio / limit) / (√2 σ).
+fn borrowed_z(ratio: f64, limit: f64, noise: &BorrowedNoise) -> f64 {
+    let sigma = (std::f64::consts::SQRT_2 * noise.sigma).max(f64::MIN_POSITIVE);
+    (ratio / limit).ln() / sigma
 }
 
 /// The limit (a relative threshold, %), impact and priority of a
@@ -306,17 +358,20 @@ pub(super) fn judge_cross_platform(
     Some(Pending {
         finding,
         p_value: p_value.unwrap_or(0.0),
+        borrowed_noise: false,
     })
 }
 
 /// Benjamini–Hochberg over every pending op finding that is a test; those
 /// whose adjusted p-value exceeds the rate are dropped. Findings without an
 /// interval (one sample) and inconclusive ones claim no significance: they
-/// are warnings that say why, kept without entering the adjustment.
+/// are warnings that say why, kept without entering the adjustment; a
+/// one-sample row judged against borrowed noise is a test like any row.
 pub(super) fn false_discovery_control(pending: Vec<Pending>, rate: f64) -> Vec<Finding> {
     let (untested, tested): (Vec<Pending>, Vec<Pending>) = pending.into_iter().partition(|p| {
         let statistics = &p.finding.statistics;
-        statistics.inconclusive || statistics.samples.is_some_and(|s| s.fewest() < 2)
+        statistics.inconclusive
+            || (!p.borrowed_noise && statistics.samples.is_some_and(|s| s.fewest() < 2))
     });
     let p_values: Vec<f64> = tested.iter().map(|p| p.p_value).collect();
     let adjusted = bh_adjust(&p_values);

@@ -1,6 +1,6 @@
 //! Judge tests on the bundled example (three profiler steps, so per-step
 //! samples): what a finding claims about its statistics — a range over too
-//! few steps, one sample that cannot fail, an inconclusive change with its
+//! few steps, one sample that cannot fail unless borrowed noise says so, an inconclusive change with its
 //! minimum detectable effect, the share warning below the impact minimum,
 //! and the units of its limit.
 
@@ -19,6 +19,11 @@ fn example() -> Snapshot {
 /// The verdict of `candidate` against `baseline` under the default policy,
 /// as `check` judges one pair.
 pub(crate) fn verdict_of(baseline: &Snapshot, candidate: &Snapshot) -> Verdict {
+    verdict_under(baseline, candidate, &Policy::default())
+}
+
+/// The verdict of `candidate` against `baseline` under `policy`.
+fn verdict_under(baseline: &Snapshot, candidate: &Snapshot, policy: &Policy) -> Verdict {
     let comparison = compare(
         std::slice::from_ref(baseline),
         candidate,
@@ -31,7 +36,7 @@ pub(crate) fn verdict_of(baseline: &Snapshot, candidate: &Snapshot) -> Verdict {
             baseline_hardware: None,
             candidate_hardware: None,
         }],
-        &Policy::default(),
+        policy,
     )
 }
 
@@ -167,20 +172,24 @@ fn steps_that_disagree_are_inconclusive_with_a_minimum_detectable_effect() {
     assert_eq!(verdict.counts.warnings, 0);
 }
 
+/// The example with row `index` measured once, its call ×`factor`.
+fn single(snapshot: &Snapshot, index: usize, factor: f64) -> Snapshot {
+    let mut copy = snapshot.clone();
+    let op = &mut copy.ops[index];
+    op.samples_us = vec![op.direct.sum * factor];
+    op.step_us.truncate(1);
+    op.direct = Stats::of(&op.samples_us);
+    copy
+}
+
 #[test]
-fn one_sample_on_a_side_warns_and_says_why() {
+fn one_sample_on_a_side_warns_and_says_why_without_borrowed_noise() {
     let baseline = example();
     let index = row_with_share(&baseline, 3.0, 100.0);
-    let single = |snapshot: &Snapshot, factor: f64| {
-        let mut copy = snapshot.clone();
-        let op = &mut copy.ops[index];
-        op.samples_us = vec![op.direct.sum * factor];
-        op.step_us.truncate(1);
-        op.direct = Stats::of(&op.samples_us);
-        copy
-    };
-    let (before, after) = (single(&baseline, 1.0), single(&baseline, 1.5));
-    let verdict = verdict_of(&before, &after);
+    let (before, after) = (single(&baseline, index, 1.0), single(&baseline, index, 1.5));
+    let mut policy = Policy::default();
+    policy.noise.borrow_for_single_samples = false;
+    let verdict = verdict_under(&before, &after, &policy);
     let finding = regression_on(&verdict, &baseline, index);
     assert_eq!(finding.severity, Severity::Warn);
     assert_eq!(finding.interval_percent, None);
@@ -192,6 +201,45 @@ fn one_sample_on_a_side_warns_and_says_why() {
         finding.message
     );
     assert_eq!(verdict.outcome, Outcome::Pass);
+}
+
+#[test]
+fn one_sample_far_beyond_the_borrowed_noise_fails_and_says_whose_noise() {
+    let baseline = example();
+    let index = row_with_share(&baseline, 3.0, 100.0);
+    let before = single(&baseline, index, 1.0);
+    let comparison = compare(
+        std::slice::from_ref(&before),
+        &before,
+        &CompareOptions::default(),
+    );
+    let noise = comparison
+        .borrowed_noise
+        .expect("the example's rows repeat");
+    assert!(noise.rows >= 5 && noise.sigma > 0.0, "{noise:?}");
+    // Beyond 5% + 3 × √2 σ: fails, and enters the false-discovery control.
+    let far = 1.05 * (3.5 * std::f64::consts::SQRT_2 * noise.sigma).exp();
+    let verdict = verdict_of(&before, &single(&baseline, index, far));
+    let finding = regression_on(&verdict, &baseline, index);
+    assert_eq!(finding.severity, Severity::Fail, "{}", finding.message);
+    assert!(
+        finding.message.contains(&format!(
+            "one call a side; noise of one call ±{:.1}% from {} repeating rows of this trace",
+            noise.sigma * 100.0,
+            noise.rows
+        )),
+        "{}",
+        finding.message
+    );
+    assert_eq!(verdict.outcome, Outcome::Fail);
+    // Beyond 5% but within the noise: a warning that says why.
+    let near = 1.05 * (2.0 * std::f64::consts::SQRT_2 * noise.sigma).exp();
+    let verdict = verdict_of(&before, &single(&baseline, index, near));
+    let finding = regression_on(&verdict, &baseline, index);
+    assert_eq!(finding.severity, Severity::Warn, "{}", finding.message);
+    assert!(finding.message.contains("cannot fail the build on its own"));
+    // The same single call against itself: nothing.
+    assert_eq!(verdict_of(&before, &before).outcome, Outcome::Pass);
 }
 
 #[test]

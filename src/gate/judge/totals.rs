@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 
 use super::findings::{Pending, ignored};
 use super::learned::judge_learned;
-use super::rows::judge_same_platform;
+use super::rows::{borrowed_noise, judge_same_platform};
 use crate::analysis::ops::category::Category;
 use crate::gate::compare::{Comparison, OpSide};
 use crate::gate::policy::Policy;
@@ -54,7 +54,13 @@ pub(super) fn total_findings(
             judge_learned(total, policy, &comparison.workload, comparison)
         } else {
             let threshold_percent = noise.threshold_percent(total.noise.map(|n| n * 100.0));
-            judge_same_platform(total, policy, &comparison.workload, threshold_percent)
+            judge_same_platform(
+                total,
+                policy,
+                &comparison.workload,
+                threshold_percent,
+                borrowed_noise(comparison, policy),
+            )
         };
         pending.extend(judged);
     }

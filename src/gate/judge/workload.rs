@@ -13,7 +13,9 @@ use super::integrity::integrity_findings;
 use super::learned::{is_learned, judge_learned, judge_risen_rows, risen_impact};
 use super::limits::{budget_findings, efficiency_findings};
 use super::phase_ops::phase_op_findings;
-use super::rows::{judge_cross_platform, judge_if_large_enough, judge_same_platform};
+use super::rows::{
+    borrowed_noise, judge_cross_platform, judge_if_large_enough, judge_same_platform,
+};
 use super::timeline::{phase_findings, timeline_findings};
 use super::totals::{has_total, is_communication, total_findings};
 use crate::analysis::hardware::Hardware;
@@ -101,13 +103,20 @@ pub(super) fn judge_workload(
                     comparison.baseline_total_us,
                 )
             } else {
-                judge_same_platform(op, policy, workload, threshold_percent)
+                judge_same_platform(
+                    op,
+                    policy,
+                    workload,
+                    threshold_percent,
+                    borrowed_noise(comparison, policy),
+                )
             };
             if let Some(judged) = judged {
-                // A row with one sample on a side cannot fail on its own:
-                // its op's total (several shapes, or per step) is still
-                // judged, and may hold the evidence the row lacks.
-                if op.estimate.bounds().is_some() {
+                // A row with one sample on a side cannot fail on its own
+                // (unless judged against borrowed noise): its op's total
+                // (several shapes, or per step) is still judged, and may
+                // hold the evidence the row lacks.
+                if op.estimate.bounds().is_some() || judged.borrowed_noise {
                     flagged.insert(side.key.name.as_str());
                 }
                 if judged.finding.severity == Severity::Fail {
@@ -189,7 +198,11 @@ pub(super) fn judge_workload(
                     .p_value_above(1.0 + noise.min_effect_percent / 100.0)
             })
             .fold(0.0, f64::max);
-        pending.push(Pending { finding, p_value });
+        pending.push(Pending {
+            finding,
+            p_value,
+            borrowed_noise: false,
+        });
     }
     // Likewise across platforms: an op whose ratio rose in many shapes.
     for (name, rows) in risen_by_name {

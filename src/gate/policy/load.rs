@@ -519,7 +519,8 @@ mod tests {
                 "min_time_us",
                 "resamples",
                 "seed",
-                "false_discovery_rate"
+                "false_discovery_rate",
+                "borrow_for_single_samples"
             ]
         );
         assert_eq!(

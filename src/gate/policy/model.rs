@@ -211,6 +211,11 @@ pub struct Noise {
     /// in (0, 1].
     #[serde(deserialize_with = "de::rate")]
     pub false_discovery_rate: f64,
+    /// Judge a row with one sample on a side against the noise of one call
+    /// borrowed from the trace's repeating rows, so a large enough slowdown
+    /// of it can fail (docs/POLICY.md, "What one measurement can decide");
+    /// `false`: such a row only warns.
+    pub borrow_for_single_samples: bool,
 }
 
 impl Default for Noise {
@@ -224,6 +229,7 @@ impl Default for Noise {
             resamples: 2000,
             seed: 1,
             false_discovery_rate: 0.05,
+            borrow_for_single_samples: true,
         }
     }
 }

@@ -120,7 +120,7 @@ fn unknown_keys_give_line_column_and_did_you_mean() {
         "policy.yaml:4:3: noise: unknown field `min_efect_percent`, did you mean \
          `min_effect_percent`? (expected one of `confidence`, `min_effect_percent`, \
          `min_impact_percent`, `noise_floor_percent`, `min_time_us`, `resamples`, `seed`, \
-         `false_discovery_rate`)"
+         `false_discovery_rate`, `borrow_for_single_samples`)"
     );
     assert_eq!(
         error("version: 1\nbudgets:\n  - match: { name: x }\n    max_count: 3\n    max_time: 3\n"),

@@ -19,7 +19,6 @@ use super::model::{OpComparison, OpSide};
 use super::rows::{Context, median_or_zero};
 use crate::analysis::comm::CommKernels;
 use crate::analysis::ops::category;
-use crate::analysis::ops::stats::Stats;
 use crate::gate::snapshot::{KernelSamples, OpKey, Snapshot};
 use crate::gate::stats;
 
@@ -87,27 +86,19 @@ fn side(runs: &[&KernelSamples], time_us: f64) -> OpSide {
         .iter()
         .flat_map(|f| f.samples_us.iter().copied())
         .collect();
-    let stats = Stats::of(&launches);
     let mut counts: Vec<u64> = runs.iter().map(|f| f.launches).collect();
     counts.sort_unstable();
+    let category = category::of_kernel(&name, &CommKernels::default());
+    let key = OpKey {
+        name: name.clone(),
+        ..OpKey::default()
+    };
     OpSide {
-        key: OpKey {
-            name: name.clone(),
-            ..OpKey::default()
-        },
-        category: category::of_kernel(&name, &CommKernels::default()),
-        module_path: None,
         runs: runs.len(),
         count: counts[counts.len().saturating_sub(1) / 2],
         total_us: median_or_zero(runs.iter().map(|f| f.total_us)),
         time_us,
-        median_us: stats.median,
-        mean_us: stats.mean,
-        min_us: stats.min,
-        max_us: stats.max,
         kernel_sequence: vec![name],
-        model: None,
-        graph: None,
-        kernel_us: Vec::new(),
+        ..OpSide::from_samples(key, category, &launches)
     }
 }

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::analysis::hardware::{ComputeSpec, Hardware};
 use crate::analysis::ops::category::Category;
+use crate::analysis::ops::stats::Stats;
 use crate::analysis::profile::{Coverage, GraphPlace, GraphRole, OpModel, Phase};
 use crate::gate::snapshot::{Fingerprint, OpKey};
 use crate::gate::stats::RatioEstimate;
@@ -156,6 +157,31 @@ pub struct OpSide {
 }
 
 impl OpSide {
+    /// A side summarised from its samples alone (an op's total over its
+    /// shapes, a kernel family, an op within a phase): their median, mean,
+    /// minimum and maximum; no kernel sequence, model or graph of its own.
+    /// The caller sets where it ran, how often and how long.
+    pub(super) fn from_samples(key: OpKey, category: Category, samples: &[f64]) -> OpSide {
+        let stats = Stats::of(samples);
+        OpSide {
+            key,
+            category,
+            module_path: None,
+            runs: 0,
+            count: 0,
+            total_us: 0.0,
+            time_us: 0.0,
+            median_us: stats.median,
+            mean_us: stats.mean,
+            min_us: stats.min,
+            max_us: stats.max,
+            kernel_sequence: Vec::new(),
+            model: None,
+            graph: None,
+            kernel_us: Vec::new(),
+        }
+    }
+
     /// The op as a verdict finding names it; graph-replayed work says where
     /// it ran after its module path (`… in hipGraphLaunch launch #0`).
     pub fn op_ref(&self) -> OpRef {

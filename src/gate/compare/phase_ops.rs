@@ -17,7 +17,7 @@ use std::collections::BTreeSet;
 use super::model::{OpComparison, OpSide, PhaseOpComparison, SamplesBasis};
 use super::rows::{Context, median_or_zero, ratio_estimate};
 use crate::analysis::ops::category::Category;
-use crate::analysis::ops::stats::{Stats, percent};
+use crate::analysis::ops::stats::percent;
 use crate::analysis::profile::Phase;
 use crate::gate::snapshot::{OpKey, Snapshot};
 use crate::gate::stats;
@@ -143,26 +143,16 @@ fn compare_phase_op(
         .find(|op| op.name == name)
         .map_or(Category::Other, |op| op.category);
     let side = |samples: &[f64], time_us: f64, runs: usize| {
-        let stats = Stats::of(samples);
+        let key = OpKey {
+            name: name.to_string(),
+            ..OpKey::default()
+        };
         OpSide {
-            key: OpKey {
-                name: name.to_string(),
-                ..OpKey::default()
-            },
-            category,
-            module_path: None,
             runs,
             count: samples.len() as u64,
             total_us: samples.iter().sum(),
             time_us,
-            median_us: stats.median,
-            mean_us: stats.mean,
-            min_us: stats.min,
-            max_us: stats.max,
-            kernel_sequence: Vec::new(),
-            model: None,
-            graph: None,
-            kernel_us: Vec::new(),
+            ..OpSide::from_samples(key, category, samples)
         }
     };
     let impact_us = cand_time - base_time;

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use super::learned::TotalKey;
 use super::model::{OpComparison, OpSide, SamplesBasis};
 use super::rows::{Context, learned_expectation, median_or_zero};
-use crate::analysis::ops::stats::{Stats, percent};
+use crate::analysis::ops::stats::percent;
 use crate::gate::snapshot::{OpKey, OpSnapshot, Snapshot};
 use crate::gate::stats;
 
@@ -168,35 +168,26 @@ fn total_side(
     shapes.sort();
     shapes.dedup();
     let count = rows.iter().map(|op| op.direct.count).sum();
-    let stats = Stats::of(
-        &rows
-            .iter()
-            .flat_map(|op| op.samples_us.iter().copied())
-            .collect::<Vec<_>>(),
-    );
-    OpSide {
-        key: OpKey {
-            name: key.0.clone(),
-            input_dims: match shapes.len() {
-                1 => "1 shape".to_string(),
-                n => format!("{n} shapes"),
-            },
-            ..OpKey::default()
+    let samples: Vec<f64> = rows
+        .iter()
+        .flat_map(|op| op.samples_us.iter().copied())
+        .collect();
+    let module_path = key.1.clone();
+    let key = OpKey {
+        name: key.0.clone(),
+        input_dims: match shapes.len() {
+            1 => "1 shape".to_string(),
+            n => format!("{n} shapes"),
         },
-        category: rows[0].category,
-        module_path: key.1.clone(),
+        ..OpKey::default()
+    };
+    OpSide {
+        module_path,
         runs,
         count,
         total_us: median_or_zero(totals.iter().copied()),
         time_us,
-        median_us: stats.median,
-        mean_us: stats.mean,
-        min_us: stats.min,
-        max_us: stats.max,
-        kernel_sequence: Vec::new(),
-        model: None,
-        graph: None,
-        kernel_us: Vec::new(),
+        ..OpSide::from_samples(key, rows[0].category, &samples)
     }
 }
 

@@ -27,8 +27,10 @@ pub const DRIFT_RULE: &str = "drift";
 /// `min_detectable_effect_percent`); 3 the finding field
 /// `expected_learned` (a cross-platform expected ratio learned from earlier
 /// paired runs); 4 the `collective` and `straggler` finding kinds (rank
-/// sets: a collective slower per call, a new straggler).
-pub const VERDICT_SCHEMA_MINOR: u32 = 4;
+/// sets: a collective slower per call, a new straggler); 5 the finding
+/// field `single_sample_noise` (the noise of one call a one-sample row was
+/// judged against, borrowed or a prior).
+pub const VERDICT_SCHEMA_MINOR: u32 = 5;
 
 /// How much a finding matters, as the policy rule that raised it says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -347,6 +349,62 @@ pub struct FindingStatistics {
     /// Cross-platform: `expected_ratio` was learned from earlier paired
     /// runs, not derived from the hardware (schema minor 3).
     pub expected_learned: Option<LearnedFrom>,
+    /// A row with one sample on a side judged against the noise of one
+    /// call: that noise and where it came from (schema minor 5).
+    pub single_sample_noise: Option<SingleSampleNoise>,
+}
+
+/// The noise of one call (or launch, or step) a one-sample row is judged
+/// against (docs/POLICY.md, "What one measurement can decide").
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SingleSampleNoise {
+    /// Standard deviation of the log time of one call, % (2.1 ≈ ±2.1%).
+    pub sigma_percent: f64,
+    /// Measured in the trace, or assumed by the policy.
+    pub source: NoiseSource,
+    /// The repeating rows it was borrowed from; `None` for a prior.
+    pub rows: Option<usize>,
+}
+
+/// Where a [`SingleSampleNoise`] came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoiseSource {
+    /// Borrowed from the rows of the compared traces that repeat.
+    Borrowed,
+    /// The policy's `noise.single_sample_sigma_percent`: too few rows
+    /// repeat to borrow one.
+    Prior,
+}
+
+impl SingleSampleNoise {
+    /// In words: `noise of one call ±2.1% from 37 repeating rows of this
+    /// trace`, or `noise of one call assumed ±15% (policy
+    /// noise.single_sample_sigma_percent): too few rows of this trace
+    /// repeat to measure it`.
+    pub fn describe(&self) -> String {
+        match (self.source, self.rows) {
+            (NoiseSource::Borrowed, Some(rows)) => format!(
+                "noise of one call ±{:.1}% from {rows} repeating rows of this trace",
+                self.sigma_percent
+            ),
+            (NoiseSource::Borrowed, None) => format!(
+                "noise of one call ±{:.1}% from the repeating rows of this trace",
+                self.sigma_percent
+            ),
+            (NoiseSource::Prior, _) => format!(
+                "noise of one call assumed ±{}% (policy noise.single_sample_sigma_percent): \
+                 too few rows of this trace repeat to measure it",
+                trimmed(self.sigma_percent)
+            ),
+        }
+    }
+}
+
+/// A percentage without trailing zeros: `15`, `2.5`.
+fn trimmed(value: f64) -> String {
+    let text = format!("{value:.2}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// What a learned expected ratio rests on.

@@ -15,9 +15,10 @@ pub(super) struct Pending {
     /// Its p-value against the threshold (0 without an interval).
     pub(super) p_value: f64,
     /// A row with one sample on a side whose p-value comes from the noise
-    /// borrowed from the repeating rows: it enters the false-discovery
-    /// control like a row with an interval.
-    pub(super) borrowed_noise: bool,
+    /// of one call (borrowed from the repeating rows, or the policy's
+    /// prior): it enters the false-discovery control like a row with an
+    /// interval.
+    pub(super) one_call_noise: bool,
 }
 
 /// A nothing-to-compare finding for a workload.

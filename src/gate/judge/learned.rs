@@ -215,7 +215,7 @@ pub(super) fn judge_learned(
     Some(Pending {
         finding,
         p_value: p_value.unwrap_or(0.0),
-        borrowed_noise: false,
+        one_call_noise: false,
     })
 }
 
@@ -297,7 +297,7 @@ pub(super) fn judge_risen_rows(
     Some(Pending {
         finding,
         p_value,
-        borrowed_noise: false,
+        one_call_noise: false,
     })
 }
 

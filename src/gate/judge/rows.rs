@@ -8,10 +8,10 @@ use super::findings::{
 };
 use crate::analysis::hardware::{ComputeSpec, Hardware};
 use crate::analysis::ops::stats::percent;
-use crate::gate::compare::{BorrowedNoise, Comparison, OpComparison, OpSide};
+use crate::gate::compare::{Comparison, OpComparison, OpSide};
 use crate::gate::policy::{Expectation as PolicyExpectation, Expected, Policy};
 use crate::gate::stats::{bh_adjust, normal_upper_tail};
-use crate::gate::verdict::{Finding, FindingKind, Severity};
+use crate::gate::verdict::{Finding, FindingKind, NoiseSource, Severity, SingleSampleNoise};
 
 /// A row judged on one platform ([`judge_same_platform`]) unless it is
 /// below the noise section's minimum time; its threshold raised to its
@@ -33,7 +33,7 @@ pub(super) fn judge_if_large_enough(
         policy,
         &comparison.workload,
         threshold_percent,
-        borrowed_noise(comparison, policy),
+        one_call_noise(comparison, policy),
     )
 }
 
@@ -44,9 +44,10 @@ pub(super) fn judge_if_large_enough(
 /// confidence interval with 8 or more samples a side, else the range over
 /// the samples. Beyond the threshold with a material impact it is a
 /// regression at the policy's severity, but a warning when a side has a
-/// single sample (one measurement cannot fail a build), unless `borrowed`
-/// noise of one call puts it [`BORROWED_NOISE_Z`] deviations beyond the
-/// threshold. It is a warning too
+/// single sample (one measurement cannot fail a build), unless the noise
+/// of one call (`one_call`: borrowed from the trace, else the policy's
+/// prior; [`one_call_noise`]) puts it [`SINGLE_SAMPLE_Z`] deviations beyond
+/// the threshold. It is a warning too
 /// when its impact is below `min_impact_percent` but the op holds a
 /// material share of GPU time ([`material_share_percent`]). When the point
 /// estimate is beyond the threshold but the bounds reach back inside it,
@@ -60,7 +61,7 @@ pub(super) fn judge_same_platform(
     policy: &Policy,
     workload: &str,
     threshold_percent: f64,
-    borrowed: Option<&BorrowedNoise>,
+    one_call: Option<SingleSampleNoise>,
 ) -> Option<Pending> {
     let noise = &policy.noise;
     let up = 1.0 + threshold_percent / 100.0;
@@ -78,12 +79,12 @@ pub(super) fn judge_same_platform(
     let per = sample_per(op).as_str();
     if op.impact_percent > 0.0 && estimate.ratio > up && (material || weighty) {
         let confident = low > up;
-        // One sample a side: tested against the noise of one call borrowed
-        // from the repeating rows, when the trace has enough of them.
-        let single = borrowed
+        // One sample a side: tested against the noise of one call, borrowed
+        // from the repeating rows or the policy's prior.
+        let single = one_call
             .filter(|_| bounds.is_none())
-            .map(|b| (b, borrowed_z(estimate.ratio, up, b)))
-            .filter(|(_, z)| *z > BORROWED_NOISE_Z);
+            .map(|n| (n, single_sample_z(estimate.ratio, up, &n)))
+            .filter(|(_, z)| *z > SINGLE_SAMPLE_Z);
         let mut severity = if material {
             policy.regression.severity
         } else {
@@ -112,11 +113,10 @@ pub(super) fn judge_same_platform(
         );
         set_sample_figures(&mut finding, op);
         let interval = match single {
-            Some((b, _)) => format!(
-                "one {per} a side; noise of one call ±{:.1}% from {} repeating rows of this trace",
-                b.sigma * 100.0,
-                b.rows
-            ),
+            Some((n, _)) => {
+                finding.statistics.single_sample_noise = Some(n);
+                format!("one {per} a side; {}", n.describe())
+            }
             None => interval_words(&finding),
         };
         finding.message = if confident {
@@ -163,7 +163,7 @@ pub(super) fn judge_same_platform(
         return Some(Pending {
             finding,
             p_value: p_value.unwrap_or(0.0),
-            borrowed_noise: single.is_some(),
+            one_call_noise: single.is_some(),
         });
     }
     if !(high < down && op.impact_percent < 0.0 && material) {
@@ -190,32 +190,48 @@ pub(super) fn judge_same_platform(
     Some(Pending {
         finding,
         p_value: estimate.p_value_below(down).unwrap_or(0.0),
-        borrowed_noise: false,
+        one_call_noise: false,
     })
 }
 
 /// How many standard deviations of a ratio of two single measurements
-/// (√2 × the borrowed noise of one, in log terms) a one-sample ratio must
-/// lie beyond the threshold to fail: 3, a one-sided p-value of 0.13%,
-/// since one call can stray by chance (docs/POLICY.md).
-pub(super) const BORROWED_NOISE_Z: f64 = 3.0;
+/// (√2 × the noise of one, in log terms) a one-sample ratio must lie
+/// beyond the threshold to fail: 3, a one-sided p-value of 0.13%, since
+/// one call can stray by chance (docs/POLICY.md).
+pub(super) const SINGLE_SAMPLE_Z: f64 = 3.0;
 
-/// The comparison's borrowed noise of one call, unless the policy turns
-/// borrowing off (`noise.borrow_for_single_samples: false`).
-pub(super) fn borrowed_noise<'a>(
-    comparison: &'a Comparison,
-    policy: &Policy,
-) -> Option<&'a BorrowedNoise> {
-    comparison
+/// The noise of one call a one-sample row of this comparison is judged
+/// against: borrowed from its repeating rows (unless the policy turns
+/// borrowing off, `noise.borrow_for_single_samples: false`), else the
+/// policy's prior (`noise.single_sample_sigma_percent`); `None` when
+/// neither applies, and such a row only warns. Every same-platform rule
+/// (rows, op totals, kernel parts and families, per-phase ops) uses it.
+pub(super) fn one_call_noise(comparison: &Comparison, policy: &Policy) -> Option<SingleSampleNoise> {
+    let borrowed = comparison
         .borrowed_noise
-        .as_ref()
         .filter(|_| policy.noise.borrow_for_single_samples)
+        .map(|b| SingleSampleNoise {
+            sigma_percent: b.sigma * 100.0,
+            source: NoiseSource::Borrowed,
+            rows: Some(b.rows),
+        });
+    let prior = || {
+        policy
+            .noise
+            .single_sample_sigma_percent
+            .map(|sigma_percent| SingleSampleNoise {
+                sigma_percent,
+                source: NoiseSource::Prior,
+                rows: None,
+            })
+    };
+    borrowed.or_else(prior)
 }
 
-/// The z-score of a one-sample ratio beyond `limit` under the borrowed
-/// noise: ln(ratio / limit) / (√2 σ).
-fn borrowed_z(ratio: f64, limit: f64, noise: &BorrowedNoise) -> f64 {
-    let sigma = (std::f64::consts::SQRT_2 * noise.sigma).max(f64::MIN_POSITIVE);
+/// The z-score of a one-sample ratio beyond `limit` under the noise of one
+/// call: ln(ratio / limit) / (√2 σ).
+fn single_sample_z(ratio: f64, limit: f64, noise: &SingleSampleNoise) -> f64 {
+    let sigma = (std::f64::consts::SQRT_2 * noise.sigma_percent / 100.0).max(f64::MIN_POSITIVE);
     (ratio / limit).ln() / sigma
 }
 
@@ -358,7 +374,7 @@ pub(super) fn judge_cross_platform(
     Some(Pending {
         finding,
         p_value: p_value.unwrap_or(0.0),
-        borrowed_noise: false,
+        one_call_noise: false,
     })
 }
 
@@ -366,12 +382,13 @@ pub(super) fn judge_cross_platform(
 /// whose adjusted p-value exceeds the rate are dropped. Findings without an
 /// interval (one sample) and inconclusive ones claim no significance: they
 /// are warnings that say why, kept without entering the adjustment; a
-/// one-sample row judged against borrowed noise is a test like any row.
+/// one-sample row judged against the noise of one call is a test like any
+/// row.
 pub(super) fn false_discovery_control(pending: Vec<Pending>, rate: f64) -> Vec<Finding> {
     let (untested, tested): (Vec<Pending>, Vec<Pending>) = pending.into_iter().partition(|p| {
         let statistics = &p.finding.statistics;
         statistics.inconclusive
-            || (!p.borrowed_noise && statistics.samples.is_some_and(|s| s.fewest() < 2))
+            || (!p.one_call_noise && statistics.samples.is_some_and(|s| s.fewest() < 2))
     });
     let p_values: Vec<f64> = tested.iter().map(|p| p.p_value).collect();
     let adjusted = bh_adjust(&p_values);

@@ -9,7 +9,7 @@ use crate::analysis::ops::stats::Stats;
 use crate::gate::compare::{CompareOptions, compare};
 use crate::gate::snapshot::tests::example_profile;
 use crate::gate::stats::IntervalKind;
-use crate::gate::verdict::{Finding, Per};
+use crate::gate::verdict::{Finding, NoiseSource, Per, SingleSampleNoise};
 
 fn example() -> Snapshot {
     let (profile, sha, bytes) = example_profile();
@@ -189,9 +189,11 @@ fn one_sample_on_a_side_warns_and_says_why_without_borrowed_noise() {
     let (before, after) = (single(&baseline, index, 1.0), single(&baseline, index, 1.5));
     let mut policy = Policy::default();
     policy.noise.borrow_for_single_samples = false;
+    policy.noise.single_sample_sigma_percent = None;
     let verdict = verdict_under(&before, &after, &policy);
     let finding = regression_on(&verdict, &baseline, index);
     assert_eq!(finding.severity, Severity::Warn);
+    assert_eq!(finding.statistics.single_sample_noise, None);
     assert_eq!(finding.interval_percent, None);
     assert_eq!(finding.statistics.per, Some(Per::Call));
     assert!(
@@ -240,6 +242,70 @@ fn one_sample_far_beyond_the_borrowed_noise_fails_and_says_whose_noise() {
     assert!(finding.message.contains("cannot fail the build on its own"));
     // The same single call against itself: nothing.
     assert_eq!(verdict_of(&before, &before).outcome, Outcome::Pass);
+}
+
+/// The policy with no borrowed noise and a prior noise of one call of
+/// `sigma_percent`, as when too few rows of a trace repeat.
+fn prior_only(sigma_percent: f64) -> Policy {
+    let mut policy = Policy::default();
+    policy.noise.borrow_for_single_samples = false;
+    policy.noise.single_sample_sigma_percent = Some(sigma_percent);
+    policy
+}
+
+#[test]
+fn one_sample_beyond_the_prior_noise_fails_and_says_it_was_assumed() {
+    let baseline = example();
+    let index = row_with_share(&baseline, 3.0, 100.0);
+    let before = single(&baseline, index, 1.0);
+    let policy = prior_only(3.0);
+    // ×1.3 is beyond 5% + 3 × √2 × 3% (×1.20): fails, and says which noise.
+    let verdict = verdict_under(&before, &single(&baseline, index, 1.3), &policy);
+    let finding = regression_on(&verdict, &baseline, index);
+    assert_eq!(finding.severity, Severity::Fail, "{}", finding.message);
+    assert!(
+        finding.message.contains(
+            "one call a side; noise of one call assumed ±3% (policy \
+             noise.single_sample_sigma_percent): too few rows of this trace repeat to measure it"
+        ),
+        "{}",
+        finding.message
+    );
+    assert_eq!(
+        finding.statistics.single_sample_noise,
+        Some(SingleSampleNoise {
+            sigma_percent: 3.0,
+            source: NoiseSource::Prior,
+            rows: None,
+        })
+    );
+    assert_eq!(verdict.outcome, Outcome::Fail);
+    // ×1.15 is beyond 5% but within the prior's noise: a warning.
+    let verdict = verdict_under(&before, &single(&baseline, index, 1.15), &policy);
+    let finding = regression_on(&verdict, &baseline, index);
+    assert_eq!(finding.severity, Severity::Warn, "{}", finding.message);
+    assert!(finding.message.contains("cannot fail the build on its own"));
+    assert_eq!(finding.statistics.single_sample_noise, None);
+    // The same single call against itself: nothing.
+    let itself = verdict_under(&before, &before, &policy);
+    assert_eq!(itself.outcome, Outcome::Pass);
+    assert!(itself.findings.is_empty(), "{:?}", itself.findings);
+}
+
+#[test]
+fn borrowed_noise_comes_before_the_prior_and_is_named() {
+    let baseline = example();
+    let index = row_with_share(&baseline, 3.0, 100.0);
+    let before = single(&baseline, index, 1.0);
+    // A prior so wide nothing fails under it: the borrowed noise decides.
+    let mut policy = Policy::default();
+    policy.noise.single_sample_sigma_percent = Some(100.0);
+    let verdict = verdict_under(&before, &single(&baseline, index, 2.0), &policy);
+    let finding = regression_on(&verdict, &baseline, index);
+    assert_eq!(finding.severity, Severity::Fail, "{}", finding.message);
+    let noise = finding.statistics.single_sample_noise.expect("judged on noise");
+    assert_eq!(noise.source, NoiseSource::Borrowed);
+    assert!(noise.rows.is_some_and(|rows| rows >= 5), "{noise:?}");
 }
 
 #[test]

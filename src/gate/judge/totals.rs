@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 
 use super::findings::{Pending, ignored};
 use super::learned::judge_learned;
-use super::rows::{borrowed_noise, judge_same_platform};
+use super::rows::{judge_same_platform, one_call_noise};
 use crate::analysis::ops::category::Category;
 use crate::gate::compare::{Comparison, OpSide};
 use crate::gate::policy::Policy;
@@ -59,7 +59,7 @@ pub(super) fn total_findings(
                 policy,
                 &comparison.workload,
                 threshold_percent,
-                borrowed_noise(comparison, policy),
+                one_call_noise(comparison, policy),
             )
         };
         pending.extend(judged);

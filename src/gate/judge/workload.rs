@@ -14,7 +14,7 @@ use super::learned::{is_learned, judge_learned, judge_risen_rows, risen_impact};
 use super::limits::{budget_findings, efficiency_findings};
 use super::phase_ops::phase_op_findings;
 use super::rows::{
-    borrowed_noise, judge_cross_platform, judge_if_large_enough, judge_same_platform,
+    judge_cross_platform, judge_if_large_enough, judge_same_platform, one_call_noise,
 };
 use super::timeline::{phase_findings, timeline_findings};
 use super::totals::{has_total, is_communication, total_findings};
@@ -108,15 +108,15 @@ pub(super) fn judge_workload(
                     policy,
                     workload,
                     threshold_percent,
-                    borrowed_noise(comparison, policy),
+                    one_call_noise(comparison, policy),
                 )
             };
             if let Some(judged) = judged {
                 // A row with one sample on a side cannot fail on its own
-                // (unless judged against borrowed noise): its op's total
+                // (unless judged against the noise of one call): its op's total
                 // (several shapes, or per step) is still judged, and may
                 // hold the evidence the row lacks.
-                if op.estimate.bounds().is_some() || judged.borrowed_noise {
+                if op.estimate.bounds().is_some() || judged.one_call_noise {
                     flagged.insert(side.key.name.as_str());
                 }
                 if judged.finding.severity == Severity::Fail {
@@ -201,7 +201,7 @@ pub(super) fn judge_workload(
         pending.push(Pending {
             finding,
             p_value,
-            borrowed_noise: false,
+            one_call_noise: false,
         });
     }
     // Likewise across platforms: an op whose ratio rose in many shapes.

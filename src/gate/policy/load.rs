@@ -520,7 +520,8 @@ mod tests {
                 "resamples",
                 "seed",
                 "false_discovery_rate",
-                "borrow_for_single_samples"
+                "borrow_for_single_samples",
+                "single_sample_sigma_percent"
             ]
         );
         assert_eq!(

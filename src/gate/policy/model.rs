@@ -216,7 +216,20 @@ pub struct Noise {
     /// of it can fail (docs/POLICY.md, "What one measurement can decide");
     /// `false`: such a row only warns.
     pub borrow_for_single_samples: bool,
+    /// The noise of one call, % (a standard deviation of its log time),
+    /// assumed for a row with one sample on a side when the trace cannot
+    /// lend one (too few rows repeat, or borrowing is off): a prior, the
+    /// largest borrowed noise measured over the corpus traces
+    /// (docs/POLICY.md, "What one measurement can decide"); `None`
+    /// (`null`): such a row only warns.
+    #[serde(deserialize_with = "de::nullable_positive_percent")]
+    pub single_sample_sigma_percent: Option<f64>,
 }
+
+/// The default [`Noise::single_sample_sigma_percent`], %: 15, at least the
+/// largest noise of one call borrowed from any corpus trace (14.9%, an
+/// MI210 trace; docs/POLICY.md).
+pub const SINGLE_SAMPLE_SIGMA_PERCENT: f64 = 15.0;
 
 impl Default for Noise {
     fn default() -> Noise {
@@ -230,6 +243,7 @@ impl Default for Noise {
             seed: 1,
             false_discovery_rate: 0.05,
             borrow_for_single_samples: true,
+            single_sample_sigma_percent: Some(SINGLE_SAMPLE_SIGMA_PERCENT),
         }
     }
 }

@@ -120,7 +120,7 @@ fn unknown_keys_give_line_column_and_did_you_mean() {
         "policy.yaml:4:3: noise: unknown field `min_efect_percent`, did you mean \
          `min_effect_percent`? (expected one of `confidence`, `min_effect_percent`, \
          `min_impact_percent`, `noise_floor_percent`, `min_time_us`, `resamples`, `seed`, \
-         `false_discovery_rate`, `borrow_for_single_samples`)"
+         `false_discovery_rate`, `borrow_for_single_samples`, `single_sample_sigma_percent`)"
     );
     assert_eq!(
         error("version: 1\nbudgets:\n  - match: { name: x }\n    max_count: 3\n    max_time: 3\n"),
@@ -433,6 +433,33 @@ fn noise_thresholds_combine() {
     assert_eq!(noise.threshold_percent(Some(7.5)), 7.5);
     assert_eq!(noise.raise(1.0, None), 3.0);
     assert_eq!(noise.raise(10.0, Some(4.0)), 10.0);
+}
+
+#[test]
+fn the_prior_noise_of_one_call_is_a_percentage_or_null() {
+    let sigma = |text: &str| {
+        Policy::from_yaml(text, "policy.yaml")
+            .unwrap()
+            .noise
+            .single_sample_sigma_percent
+    };
+    assert_eq!(sigma("version: 1\n"), Some(SINGLE_SAMPLE_SIGMA_PERCENT));
+    assert_eq!(
+        sigma("version: 1\nnoise:\n  single_sample_sigma_percent: 3\n"),
+        Some(3.0)
+    );
+    assert_eq!(
+        sigma("version: 1\nnoise:\n  single_sample_sigma_percent: 2.5\n"),
+        Some(2.5)
+    );
+    assert_eq!(
+        sigma("version: 1\nnoise:\n  single_sample_sigma_percent: null\n"),
+        None
+    );
+    assert_eq!(
+        error("version: 1\nnoise:\n  single_sample_sigma_percent: 0\n"),
+        "policy.yaml:3:32: noise.single_sample_sigma_percent: must be in (0, 100], or null, not 0"
+    );
 }
 
 #[test]

@@ -117,10 +117,11 @@ enum Expect {
 /// the start of the family's name, what it gives, why). The reasons:
 /// - `ONE_SAMPLE`: each row holding the family has one call (or launch) a
 ///   side, and one measurement cannot fail the build on its own unless the
-///   noise borrowed from the trace's repeating rows puts ×1.3 beyond it
-///   (docs/POLICY.md, "What one measurement can decide"): too few rows
-///   repeat, or their per-call spread is too wide; a second profiler step
-///   or a window of baseline runs can.
+///   noise of one call puts ×1.3 beyond it (docs/POLICY.md, "What one
+///   measurement can decide"): too few rows repeat to lend one, and the
+///   policy's assumed noise of one call (15%, the largest the corpus
+///   lends) puts the limit near ×2; a second profiler step or a window of
+///   baseline runs can.
 /// - `COMMUNICATION`: collectives are judged by exposed communication
 ///   time, not kernel time, which is mostly waiting for the other ranks.
 const EXCEPTIONS: &[(&str, &str, Expect, &str)] = &[

@@ -206,7 +206,10 @@ pub(super) const SINGLE_SAMPLE_Z: f64 = 3.0;
 /// policy's prior (`noise.single_sample_sigma_percent`); `None` when
 /// neither applies, and such a row only warns. Every same-platform rule
 /// (rows, op totals, kernel parts and families, per-phase ops) uses it.
-pub(super) fn one_call_noise(comparison: &Comparison, policy: &Policy) -> Option<SingleSampleNoise> {
+pub(super) fn one_call_noise(
+    comparison: &Comparison,
+    policy: &Policy,
+) -> Option<SingleSampleNoise> {
     let borrowed = comparison
         .borrowed_noise
         .filter(|_| policy.noise.borrow_for_single_samples)

@@ -303,7 +303,10 @@ fn borrowed_noise_comes_before_the_prior_and_is_named() {
     let verdict = verdict_under(&before, &single(&baseline, index, 2.0), &policy);
     let finding = regression_on(&verdict, &baseline, index);
     assert_eq!(finding.severity, Severity::Fail, "{}", finding.message);
-    let noise = finding.statistics.single_sample_noise.expect("judged on noise");
+    let noise = finding
+        .statistics
+        .single_sample_noise
+        .expect("judged on noise");
     assert_eq!(noise.source, NoiseSource::Borrowed);
     assert!(noise.rows.is_some_and(|rows| rows >= 5), "{noise:?}");
 }

@@ -395,14 +395,15 @@ impl SingleSampleNoise {
             (NoiseSource::Prior, _) => format!(
                 "noise of one call assumed ±{}% (policy noise.single_sample_sigma_percent): \
                  too few rows of this trace repeat to measure it",
-                trimmed(self.sigma_percent)
+                trimmed_number(self.sigma_percent)
             ),
         }
     }
 }
 
-/// A percentage without trailing zeros: `15`, `2.5`.
-fn trimmed(value: f64) -> String {
+/// A number in a message, to two decimals without trailing zeros: `15`,
+/// `2.5`, `0.25`.
+pub(crate) fn trimmed_number(value: f64) -> String {
     let text = format!("{value:.2}");
     text.trim_end_matches('0').trim_end_matches('.').to_string()
 }

@@ -11,7 +11,9 @@ use crate::analysis::ops::stats::percent;
 use crate::gate::compare::{Comparison, OpComparison, OpSide};
 use crate::gate::policy::{Expectation as PolicyExpectation, Expected, Policy};
 use crate::gate::stats::{bh_adjust, normal_upper_tail};
-use crate::gate::verdict::{Finding, FindingKind, NoiseSource, Severity, SingleSampleNoise};
+use crate::gate::verdict::{
+    Finding, FindingKind, NoiseSource, Severity, SingleSampleNoise, trimmed_number,
+};
 
 /// A row judged on one platform ([`judge_same_platform`]) unless it is
 /// below the noise section's minimum time; its threshold raised to its
@@ -94,7 +96,7 @@ pub(super) fn judge_same_platform(
         if !material {
             reasons.push(format!(
                 "it adds less than the {}% impact minimum, but the op holds {share:.1}% of GPU time",
-                number(noise.min_impact_percent)
+                trimmed_number(noise.min_impact_percent)
             ));
         }
         if bounds.is_none() && single.is_none() {
@@ -262,12 +264,6 @@ fn share_of_gpu_time(op: &OpComparison) -> f64 {
         return 0.0;
     }
     (op.impact_percent * op.baseline.time_us / op.impact_us).abs()
-}
-
-/// A threshold in a message: `0.5`, `1`.
-fn number(value: f64) -> String {
-    let text = format!("{value:.2}");
-    text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// The expected candidate/baseline ratio under the policy's model for this op.

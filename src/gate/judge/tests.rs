@@ -1,7 +1,8 @@
 //! Judge tests on the bundled example (three profiler steps, so per-step
 //! samples): what a finding claims about its statistics — a range over too
-//! few steps, one sample that cannot fail unless borrowed noise says so, an inconclusive change with its
-//! minimum detectable effect, the share warning below the impact minimum,
+//! few steps, one sample that cannot fail unless the noise of one call
+//! (borrowed, else the policy's prior) says so, an inconclusive change
+//! with its minimum detectable effect, the share warning below the impact minimum,
 //! and the units of its limit.
 
 use super::*;
@@ -183,7 +184,7 @@ fn single(snapshot: &Snapshot, index: usize, factor: f64) -> Snapshot {
 }
 
 #[test]
-fn one_sample_on_a_side_warns_and_says_why_without_borrowed_noise() {
+fn one_sample_on_a_side_warns_and_says_why_without_a_noise_of_one_call() {
     let baseline = example();
     let index = row_with_share(&baseline, 3.0, 100.0);
     let (before, after) = (single(&baseline, index, 1.0), single(&baseline, index, 1.5));

@@ -65,6 +65,7 @@ use crate::gate::verdict::{
 };
 
 pub use accept::JudgeOptions;
+pub use rows::BORROWED_NOISE_Z;
 use accept::{apply_accepts, unmatched_entries};
 use findings::nothing_to_compare;
 use groups::group_findings;

@@ -198,7 +198,7 @@ pub(super) fn judge_same_platform(
 /// (√2 × the borrowed noise of one, in log terms) a one-sample ratio must
 /// lie beyond the threshold to fail: 3, a one-sided p-value of 0.13%,
 /// since one call can stray by chance (docs/POLICY.md).
-pub(super) const BORROWED_NOISE_Z: f64 = 3.0;
+pub const BORROWED_NOISE_Z: f64 = 3.0;
 
 /// The comparison's borrowed noise of one call, unless the policy turns
 /// borrowing off (`noise.borrow_for_single_samples: false`).

@@ -318,3 +318,131 @@ fn floor_finding(
     call_statistics(&mut finding, estimate);
     finding
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::timeline::Breakdown;
+    use crate::gate::snapshot::RankSnapshot;
+
+    const KERNEL: &str = "ncclDevKernel_SendRecv";
+
+    /// One rank whose `KERNEL` calls take `times`, 10 ms of busy time.
+    fn rank(times: &[f64]) -> Snapshot {
+        let mut snapshot = crate::gate::snapshot::tests::tiny_snapshot();
+        snapshot.timeline = Breakdown {
+            busy_time: 10_000.0,
+            ..Breakdown::default()
+        };
+        snapshot.ranks = vec![RankSnapshot {
+            rank: Some(3),
+            source: "rank3.json".to_string(),
+            exposed_comm_us: times.iter().sum(),
+            total_comm_us: times.iter().sum(),
+            kernels: Vec::new(),
+            kernel_families: vec![KernelSamples {
+                name: KERNEL.to_string(),
+                launches: times.len() as u64,
+                total_us: times.iter().sum(),
+                samples_us: times.to_vec(),
+            }],
+        }];
+        snapshot
+    }
+
+    /// 40 calls: a 20 µs transfer and a wait of 0 to 390 µs (a tenth of
+    /// the calls wait not at all).
+    fn calls() -> Vec<f64> {
+        (0..40u32)
+            .map(|i| 20.0 + f64::from((i * 7) % 40 / 4 * 40 + (i % 4)))
+            .collect()
+    }
+
+    fn judged(baseline: &[f64], candidate: &[f64], borrowed: Option<&BorrowedNoise>) -> Vec<Finding> {
+        judge(
+            "job",
+            &[&rank(baseline)],
+            &rank(candidate),
+            borrowed,
+            &Policy::default(),
+        )
+    }
+
+    #[test]
+    fn the_same_calls_have_no_findings() {
+        assert!(judged(&calls(), &calls(), None).is_empty());
+    }
+
+    #[test]
+    fn every_call_slower_fails_named_after_the_kernel() {
+        let slower: Vec<f64> = calls().iter().map(|t| t * 1.3).collect();
+        let findings = judged(&calls(), &slower, None);
+        assert_eq!(findings.len(), 1, "{findings:?}");
+        let finding = &findings[0];
+        assert_eq!(finding.rule, FLOOR_RULE);
+        assert_eq!(finding.kind, FindingKind::Collective);
+        assert_eq!(finding.severity, Severity::Fail);
+        assert_eq!(finding.op.as_ref().unwrap().name, KERNEL);
+        assert!((finding.delta_percent.unwrap() - 30.0).abs() < 1e-9);
+        // The whole added time (30% of the calls' time), within what the
+        // floor's ratio allows.
+        let added = 0.3 * calls().iter().sum::<f64>();
+        assert!((finding.impact_percent.unwrap() - added / 100.0).abs() < 1e-9);
+        assert!(!finding.statistics.inconclusive);
+    }
+
+    #[test]
+    fn longer_waits_above_the_floor_pass() {
+        let waited: Vec<f64> = calls()
+            .iter()
+            .map(|&t| if t > 100.0 { t * 3.0 } else { t })
+            .collect();
+        assert!(judged(&calls(), &waited, None).is_empty());
+    }
+
+    #[test]
+    fn one_call_warns_unless_the_trace_lends_a_noise_of_one_call() {
+        let findings = judged(&[500.0], &[650.0], None);
+        assert_eq!(findings.len(), 1, "{findings:?}");
+        assert_eq!(findings[0].severity, Severity::Warn);
+        assert!(
+            findings[0].message.contains("single measurement"),
+            "{}",
+            findings[0].message
+        );
+        let noise = BorrowedNoise {
+            sigma: 0.02,
+            rows: 12,
+        };
+        let findings = judged(&[500.0], &[650.0], Some(&noise));
+        assert_eq!(findings[0].severity, Severity::Fail);
+        assert!(findings[0].message.contains("±2.0%"), "{}", findings[0].message);
+    }
+
+    #[test]
+    fn rank_sets_are_left_to_the_rank_set_rules() {
+        let mut set = rank(&calls());
+        set.ranks.push(set.ranks[0].clone());
+        set.ranks[1].rank = Some(4);
+        let slower: Vec<f64> = calls().iter().map(|t| t * 1.3).collect();
+        let findings = judge("job", &[&set], &rank(&slower), None, &Policy::default());
+        assert!(findings.is_empty(), "{findings:?}");
+    }
+
+    #[test]
+    fn the_added_time_lies_between_the_floor_on_every_call_and_the_ratio_on_all() {
+        let samples = |total_us: f64| KernelSamples {
+            name: KERNEL.to_string(),
+            launches: 10,
+            total_us,
+            samples_us: Vec::new(),
+        };
+        let (before, after) = (samples(1000.0), samples(2000.0));
+        let sides = Sides::new(&[&before], &after);
+        // Grown by 1000 µs, the floor ×1.3: at most 300 µs.
+        assert!((added_us(&sides, 1.3, (10.0, 13.0)) - 300.0).abs() < 1e-9);
+        // Grown by 1000 µs, the floor +50 µs on each of 10 calls: at least 500.
+        assert_eq!(added_us(&sides, 2.0, (50.0, 100.0)), 1000.0);
+        assert_eq!(added_us(&sides, 1.01, (50.0, 100.0)), 500.0);
+    }
+}

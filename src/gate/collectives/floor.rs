@@ -116,8 +116,7 @@ impl<'a> Sides<'a> {
                 .flat_map(|f| f.samples_us.iter().copied())
                 .collect(),
             candidate: &after.samples_us,
-            baseline_total_us: before.iter().map(|f| f.total_us).sum::<f64>()
-                / before.len() as f64,
+            baseline_total_us: before.iter().map(|f| f.total_us).sum::<f64>() / before.len() as f64,
             candidate_total_us: after.total_us,
             calls: after.launches,
             paired: before.len() == 1 && before[0].launches == after.launches,
@@ -176,7 +175,8 @@ fn judge_family(
     );
     let floors = (floor(&sides.baseline), floor(sides.candidate));
     let impact_percent = added_us(sides, estimate.ratio, floors) / busy_us * 100.0;
-    if !(estimate.ratio > up) || impact_percent < noise.min_impact_percent {
+    if estimate.ratio.is_nan() || estimate.ratio <= up || impact_percent < noise.min_impact_percent
+    {
         return None;
     }
     let fail = policy.regression.severity;
@@ -358,7 +358,11 @@ mod tests {
             .collect()
     }
 
-    fn judged(baseline: &[f64], candidate: &[f64], borrowed: Option<&BorrowedNoise>) -> Vec<Finding> {
+    fn judged(
+        baseline: &[f64],
+        candidate: &[f64],
+        borrowed: Option<&BorrowedNoise>,
+    ) -> Vec<Finding> {
         judge(
             "job",
             &[&rank(baseline)],
@@ -416,7 +420,11 @@ mod tests {
         };
         let findings = judged(&[500.0], &[650.0], Some(&noise));
         assert_eq!(findings[0].severity, Severity::Fail);
-        assert!(findings[0].message.contains("±2.0%"), "{}", findings[0].message);
+        assert!(
+            findings[0].message.contains("±2.0%"),
+            "{}",
+            findings[0].message
+        );
     }
 
     #[test]

@@ -65,10 +65,10 @@ use crate::gate::verdict::{
 };
 
 pub use accept::JudgeOptions;
-pub use rows::BORROWED_NOISE_Z;
 use accept::{apply_accepts, unmatched_entries};
 use findings::nothing_to_compare;
 use groups::group_findings;
+pub use rows::BORROWED_NOISE_Z;
 use rows::false_discovery_control;
 use summary::{headline, op_key_text, summary};
 use workload::judge_workload;

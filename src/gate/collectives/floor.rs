@@ -17,7 +17,8 @@
 //! The floors are compared as op rows are: the seeded bootstrap of the
 //! ratio of the two quantiles (paired call by call with one baseline run
 //! of as many calls; the range over the calls below 8 a side), above the
-//! policy's threshold (`noise`), with its impact minimum and the
+//! policy's threshold (`noise`; raised to how far the floors of a window
+//! of baseline runs disagree), with its impact minimum and the
 //! false-discovery rate across the families; a family called once a side
 //! is one measurement, tested against the noise of one call the trace
 //! lends (`noise.borrow_for_single_samples`, as an op row of one call is)
@@ -38,9 +39,11 @@ use crate::gate::verdict::{Finding, FindingKind, FindingPriority, OpRef, Severit
 pub const FLOOR_RULE: &str = "collectives.floor";
 
 /// The quantile of a collective's call times taken as its floor: the 10th
-/// percentile. Low enough to sit among the calls that waited least (in the
-/// HTA training ranks the lowest quarter of the calls are transfers of
-/// tens of µs, the rest waits of ms), high enough to be an interpolation
+/// percentile. Low enough to sit among the calls that waited least: every
+/// rank arrives last at some calls, whose time is the transfer alone (one
+/// in eight in a balanced 8-rank job; in the HTA training ranks the lowest
+/// quarter or so of the calls take tens of µs, the rest ms of waiting).
+/// High enough to be an interpolation
 /// of order statistics rather than the one fastest call, whose bootstrap
 /// is degenerate (a resample misses it a third of the time) and which one
 /// lucky call moves.
@@ -105,6 +108,9 @@ struct Sides<'a> {
     calls: u64,
     /// Paired call by call: one baseline run of as many calls.
     paired: bool,
+    /// The baseline runs' floors disagree by this much (relative), with
+    /// two runs or more: the run-to-run noise the threshold is raised to.
+    run_noise: Option<f64>,
 }
 
 impl<'a> Sides<'a> {
@@ -120,6 +126,12 @@ impl<'a> Sides<'a> {
             candidate_total_us: after.total_us,
             calls: after.launches,
             paired: before.len() == 1 && before[0].launches == after.launches,
+            run_noise: stats::max_relative_deviation(
+                &before
+                    .iter()
+                    .map(|f| floor(&f.samples_us))
+                    .collect::<Vec<_>>(),
+            ),
         }
     }
 }
@@ -156,7 +168,7 @@ fn judge_family(
     policy: &Policy,
 ) -> Option<(Finding, Option<f64>)> {
     let noise = &policy.noise;
-    let threshold_percent = noise.threshold_percent(None);
+    let threshold_percent = noise.threshold_percent(sides.run_noise.map(|n| n * 100.0));
     let up = 1.0 + threshold_percent / 100.0;
     if busy_us <= 0.0
         || sides.baseline_total_us.max(sides.candidate_total_us) < noise.min_time_for(busy_us)
@@ -425,6 +437,29 @@ mod tests {
             "{}",
             findings[0].message
         );
+    }
+
+    #[test]
+    fn baseline_runs_whose_floors_disagree_raise_the_threshold() {
+        // Waits spread evenly, so that each side's floor resamples tightly.
+        let scaled = |factor: f64| -> Vec<f64> {
+            (0..40u32)
+                .map(|i| (100.0 + 5.0 * f64::from(i)) * factor)
+                .collect()
+        };
+        let (one, two) = (rank(&scaled(1.0)), rank(&scaled(1.3)));
+        let findings = judge(
+            "job",
+            &[&one, &two],
+            &rank(&scaled(2.0)),
+            None,
+            &Policy::default(),
+        );
+        assert_eq!(findings.len(), 1, "{findings:?}");
+        // The runs' floors 1.3 apart: 1.3 / 1.15 − 1 = 13.0% from their
+        // median, above the 5% of the policy.
+        let limit = findings[0].limit.unwrap();
+        assert!((limit - (1.3 / 1.15 - 1.0) * 100.0).abs() < 1e-9, "{limit}");
     }
 
     #[test]

@@ -29,6 +29,7 @@ use tempfile::TempDir;
 
 use crate::util::{corpus_dir, tracegate};
 
+mod floor;
 mod jobs;
 mod learned;
 mod noise;

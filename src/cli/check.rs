@@ -336,10 +336,15 @@ pub fn check(
                         &candidate.snapshot,
                     ));
                 }
+                let borrowed = comparison
+                    .borrowed_noise
+                    .as_ref()
+                    .filter(|_| policy.noise.borrow_for_single_samples);
                 added.extend(rank_check::findings(
                     name,
                     &snapshots,
                     &candidate.snapshot,
+                    borrowed,
                     policy,
                 )?);
                 Workload::Compared {

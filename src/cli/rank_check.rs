@@ -3,7 +3,8 @@
 //! traces or snapshots, wherever each was made, each rank told as `report`
 //! tells it (`--rank-regex` too), read into one snapshot
 //! ([`Snapshot::merge_ranks`]); and the rank-set findings `check` adds for
-//! a workload whose sides hold several ranks ([`collectives::judge`]).
+//! a workload whose sides hold several ranks ([`collectives::judge`]), or
+//! the floors of one rank's collectives ([`collectives::floor::judge`]).
 
 use std::path::{Path, PathBuf};
 
@@ -11,6 +12,7 @@ use regex::Regex;
 
 use tracegate::analysis::analyse::AnalysisOptions;
 use tracegate::gate::collectives;
+use tracegate::gate::compare::BorrowedNoise;
 use tracegate::gate::policy::Policy;
 use tracegate::gate::snapshot::{self, Snapshot, missing_ranks};
 use tracegate::gate::verdict::Finding;
@@ -95,16 +97,23 @@ fn rank_files(path: &Path, regex: Option<&Regex>) -> Result<Vec<PathBuf>, Failur
     ranks::rank_set_files(path, regex)
 }
 
-/// The rank-set findings of workload `name`, when its candidate holds two
-/// ranks or more: the sides must hold the same ranks.
+/// The collective findings of workload `name`: the rank-set rules when its
+/// candidate holds two ranks or more (the sides must hold the same ranks),
+/// the floors of one rank's collectives when it holds one
+/// ([`collectives::floor::judge`], a one-call floor tested against
+/// `borrowed`, the noise of one call the comparison lends).
 pub fn findings(
     name: &str,
     baselines: &[Snapshot],
     candidate: &Snapshot,
+    borrowed: Option<&BorrowedNoise>,
     policy: &Policy,
 ) -> Result<Vec<Finding>, Failure> {
     if candidate.ranks.len() < 2 {
-        return Ok(Vec::new());
+        let baselines: Vec<&Snapshot> = baselines.iter().collect();
+        return Ok(collectives::floor::judge(
+            name, &baselines, candidate, borrowed, policy,
+        ));
     }
     let ranks = candidate.rank_numbers();
     for baseline in baselines {

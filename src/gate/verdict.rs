@@ -82,8 +82,9 @@ pub enum FindingKind {
     /// A GPU-timeline gate (total, busy, idle, exposed comm/memcpy), and a
     /// rank set's exposed communication over its ranks.
     Timeline,
-    /// Rank sets: a collective (kind and process group) slower per call
-    /// once every rank is in.
+    /// A collective slower per call: a rank set's (kind and process group)
+    /// once every rank is in, or one rank's communication kernel at its
+    /// floor (`collectives.floor`).
     Collective,
     /// Rank sets: a rank that arrives last at most collectives and did not
     /// in the baseline.
@@ -103,9 +104,9 @@ pub enum FindingKind {
 }
 
 impl FindingKind {
-    /// Whether it is about a rank set's collectives ([`Collective`],
-    /// [`Straggler`]): its `op` names a collective or a rank, not an op
-    /// row, so it has no shapes and no call to replay.
+    /// Whether it is about collectives ([`Collective`], [`Straggler`]):
+    /// its `op` names a collective, a communication kernel or a rank, not
+    /// an op row, so it has no shapes and no call to replay.
     ///
     /// [`Collective`]: FindingKind::Collective
     /// [`Straggler`]: FindingKind::Straggler

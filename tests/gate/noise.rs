@@ -8,8 +8,12 @@
 //! - **two ranks**: the corpus holds one rank of each job only, so a second
 //!   rank of `hta/trace_diff_control_a100` (rank 3 of 8) is made from it: its
 //!   collectives wait longer for a straggling peer (each communication
-//!   kernel up to twice as long, never past the next kernel of its stream)
-//!   and its compute kernels jitter by ±3%.
+//!   kernel's wait up to twice as long, never past the next kernel of its
+//!   stream) and its compute kernels jitter by ±3%. A kernel's wait is its
+//!   time above its kernel name's floor (the 10th percentile of its calls,
+//!   `src/gate/collectives/floor.rs`): every rank arrives last at some of
+//!   the calls, whose time is the transfer alone, and the transfers are
+//!   the same on every rank of one job.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -105,6 +109,7 @@ fn second_rank(relative: &str) -> PathBuf {
         for list in starts.values_mut() {
             list.sort_by(f64::total_cmp);
         }
+        let floors = comm_floors(events);
         let (mut index, mut stretched) = (0u64, 0);
         for event in events.iter_mut().filter(|e| is_kernel(e)) {
             let factor = jitter_factor(7, index);
@@ -113,8 +118,10 @@ fn second_rank(relative: &str) -> PathBuf {
             let (ts, before) = (event["ts"].as_f64().expect("ts"), dur(event));
             let after = if name.contains("nccl") {
                 stretched += 1;
-                // 1 + (factor − 0.97) / 0.06: spread over [1, 2].
-                let wanted = before * (1.0 + (factor - 0.97) / 0.06);
+                // The wait above the floor × 1 + (factor − 0.97) / 0.06,
+                // spread over [1, 2].
+                let floor = floors[event["name"].as_str().unwrap_or("")].min(before);
+                let wanted = floor + (before - floor) * (1.0 + (factor - 0.97) / 0.06);
                 let list = &starts[&stream(event)];
                 let next = list[list.partition_point(|&s| s <= ts)..]
                     .first()
@@ -129,6 +136,28 @@ fn second_rank(relative: &str) -> PathBuf {
         assert!(stretched > 0, "{relative} has no communication kernels");
         write_json(out, &trace);
     })
+}
+
+/// Each communication kernel name's floor: the 10th percentile of its
+/// calls' times (type 7, as the gate takes it).
+fn comm_floors(events: &[Value]) -> HashMap<String, f64> {
+    let mut calls: HashMap<String, Vec<f64>> = HashMap::new();
+    for event in events.iter().filter(|e| is_kernel(e)) {
+        let name = event["name"].as_str().unwrap_or("");
+        if name.to_ascii_lowercase().contains("nccl") {
+            calls.entry(name.to_string()).or_default().push(dur(event));
+        }
+    }
+    calls
+        .into_iter()
+        .map(|(name, mut times)| {
+            times.sort_by(f64::total_cmp);
+            let position = 0.1 * (times.len() - 1) as f64;
+            let (below, above) = (position.floor() as usize, position.ceil() as usize);
+            let floor = times[below] + (times[above] - times[below]) * position.fract();
+            (name, floor)
+        })
+        .collect()
 }
 
 #[test]

@@ -101,9 +101,6 @@ const MIN_SHARE_PERCENT: f64 = 2.0;
 enum Expect {
     /// A warning (exit 0) naming the op or kernel first.
     Warning,
-    /// Nothing about the family (communication is judged by exposed
-    /// communication, not kernel time).
-    Silence,
     /// A failure, but a timeline finding first (the family is all of the
     /// trace's GPU time, measured once).
     TimelineFirst,
@@ -122,8 +119,10 @@ enum Expect {
 ///   policy's assumed noise of one call (15%, the largest the corpus
 ///   lends) puts the limit near ×2; a second profiler step or a window of
 ///   baseline runs can.
-/// - `COMMUNICATION`: collectives are judged by exposed communication
-///   time, not kernel time, which is mostly waiting for the other ranks.
+///
+/// A collective kernel of a single-rank trace fails by its floor (the
+/// calls that waited least, `src/gate/collectives/floor.rs`), named after
+/// the kernel.
 const EXCEPTIONS: &[(&str, &str, Expect, &str)] = &[
     (
         "hta/backward_thread.json",
@@ -182,30 +181,19 @@ const EXCEPTIONS: &[(&str, &str, Expect, &str)] = &[
         Expect::Warning,
         ONE_SAMPLE,
     ),
+    // A synthetic trace of one collective call, all of its GPU time: its
+    // floor is that one call, a warning unless the trace lends a noise of
+    // one call (nothing here repeats).
     (
         "hta/large_integer.json.gz",
         "ncclKernel_AllReduce",
-        Expect::Silence,
-        COMMUNICATION,
-    ),
-    (
-        "hta/trace_diff_control_a100.json.gz",
-        "ncclKernel_",
-        Expect::Silence,
-        COMMUNICATION,
-    ),
-    (
-        "hta/trace_diff_test_v100.json.gz",
-        "ncclKernel_",
-        Expect::Silence,
-        COMMUNICATION,
+        Expect::Warning,
+        ONE_SAMPLE,
     ),
 ];
 
 /// Why an exception: one measurement a side.
 const ONE_SAMPLE: &str = "one call or launch a side";
-/// Why an exception: communication.
-const COMMUNICATION: &str = "communication";
 
 /// Whether a rename of the family is a kernel choice: copies and sets are
 /// named by their kind (`Memcpy HtoD …`), which no library picks.
@@ -380,7 +368,6 @@ fn sweep(
         let expected = match exception {
             None => Outcome::Named,
             Some((_, _, Expect::Warning, _)) => Outcome::Warning,
-            Some((_, _, Expect::Silence, _)) => Outcome::Silence,
             Some((_, _, Expect::TimelineFirst, _)) => Outcome::TimelineFirst,
             Some((_, _, Expect::WarningOrNamed, _)) if outcome == Outcome::Named => Outcome::Named,
             Some((_, _, Expect::WarningOrNamed, _)) => Outcome::Warning,
@@ -401,7 +388,7 @@ fn sweep(
         );
         let renamed = run_check(&[path.as_path()], &candidate, &extra);
         let selection = !renamed.of_kind("kernel_selection").is_empty();
-        if !selection && expected != Outcome::Silence && is_a_kernel_choice(family) {
+        if !selection && is_a_kernel_choice(family) {
             problems.push(format!(
                 "{relative}: {short} renamed gave no kernel-selection finding\n{}",
                 renamed.describe()

@@ -26,6 +26,7 @@
 //! Impacts are shares of the lowest rank's GPU busy time (the timeline a
 //! merged snapshot carries), per rank.
 
+pub mod floor;
 #[cfg(test)]
 mod tests;
 
@@ -34,7 +35,7 @@ use std::collections::BTreeMap;
 use crate::analysis::ranks::{self, Instance, RankSet};
 use crate::gate::policy::Policy;
 use crate::gate::snapshot::{Snapshot, spaced_sample};
-use crate::gate::stats::{self, IntervalKind, bh_adjust};
+use crate::gate::stats::{self, IntervalKind, RatioEstimate, bh_adjust};
 use crate::gate::verdict::{
     Finding, FindingKind, FindingPriority, OpRef, Per, SampleCounts, Severity,
 };
@@ -212,12 +213,6 @@ fn collective_findings(
             candidate: Some(c_median),
             unit: "µs".to_string(),
             delta_percent: Some(delta),
-            interval_percent: bounds.map(|b| {
-                (
-                    (b.interval.low - 1.0) * 100.0,
-                    (b.interval.high - 1.0) * 100.0,
-                )
-            }),
             limit: Some(threshold_percent),
             impact_percent: Some(impact_percent),
             priority: FindingPriority::of_impact(impact_percent),
@@ -229,29 +224,48 @@ fn collective_findings(
                 message,
             )
         };
-        let statistics = &mut finding.statistics;
-        statistics.per = Some(Per::Call);
-        statistics.limit_unit = Some("%".to_string());
-        statistics.samples = Some(SampleCounts {
-            per: Per::Call,
-            baseline: estimate.n_baseline,
-            candidate: estimate.n_candidate,
-        });
-        statistics.interval_kind = bounds.map(|b| b.kind);
-        statistics.confidence = bounds
-            .filter(|b| b.kind == IntervalKind::Confidence)
-            .map(|_| estimate.confidence);
-        statistics.inconclusive = !confident;
+        call_statistics(&mut finding, &estimate);
+        finding.statistics.inconclusive = !confident;
         tested.push((finding, estimate.p_value_above(up).unwrap_or(0.0)));
     }
+    discoveries(tested, noise.false_discovery_rate)
+}
+
+/// A per-call finding's interval and sample figures from its estimate:
+/// the interval (confidence, or the range over the calls), the calls a
+/// side, a relative limit.
+fn call_statistics(finding: &mut Finding, estimate: &RatioEstimate) {
+    let bounds = estimate.bounds();
+    finding.interval_percent = bounds.map(|b| {
+        (
+            (b.interval.low - 1.0) * 100.0,
+            (b.interval.high - 1.0) * 100.0,
+        )
+    });
+    let statistics = &mut finding.statistics;
+    statistics.per = Some(Per::Call);
+    statistics.limit_unit = Some("%".to_string());
+    statistics.samples = Some(SampleCounts {
+        per: Per::Call,
+        baseline: estimate.n_baseline,
+        candidate: estimate.n_candidate,
+    });
+    statistics.interval_kind = bounds.map(|b| b.kind);
+    statistics.confidence = bounds
+        .filter(|b| b.kind == IntervalKind::Confidence)
+        .map(|_| estimate.confidence);
+}
+
+/// The tested findings that survive the Benjamini–Hochberg procedure at
+/// `rate` (inconclusive ones are kept: they fail nothing), largest impact
+/// first.
+fn discoveries(tested: Vec<(Finding, f64)>, rate: f64) -> Vec<Finding> {
     let p_values: Vec<f64> = tested.iter().map(|(_, p)| *p).collect();
     let adjusted = bh_adjust(&p_values);
     let mut findings: Vec<Finding> = tested
         .into_iter()
         .zip(adjusted)
-        .filter(|((finding, _), q)| {
-            finding.statistics.inconclusive || *q <= noise.false_discovery_rate
-        })
+        .filter(|((finding, _), q)| finding.statistics.inconclusive || *q <= rate)
         .map(|((finding, _), _)| finding)
         .collect();
     findings.sort_by(|a, b| {

@@ -19,6 +19,7 @@ fn set(ranks: u32, calls: u32, duration: f64, late: u32, delay: f64, exposed: f6
             source: format!("rank{rank}.json"),
             exposed_comm_us: exposed,
             total_comm_us: exposed,
+            kernel_families: Vec::new(),
             kernels: (0..calls)
                 .map(|call| {
                     let start = 1000.0 * f64::from(call);

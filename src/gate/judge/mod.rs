@@ -68,6 +68,7 @@ pub use accept::JudgeOptions;
 use accept::{apply_accepts, unmatched_entries};
 use findings::nothing_to_compare;
 use groups::group_findings;
+pub use rows::SINGLE_SAMPLE_Z;
 use rows::false_discovery_control;
 use summary::{headline, op_key_text, summary};
 use workload::judge_workload;

@@ -200,7 +200,7 @@ pub(super) fn judge_same_platform(
 /// (√2 × the noise of one, in log terms) a one-sample ratio must lie
 /// beyond the threshold to fail: 3, a one-sided p-value of 0.13%, since
 /// one call can stray by chance (docs/POLICY.md).
-pub(super) const SINGLE_SAMPLE_Z: f64 = 3.0;
+pub const SINGLE_SAMPLE_Z: f64 = 3.0;
 
 /// The noise of one call a one-sample row of this comparison is judged
 /// against: borrowed from its repeating rows (unless the policy turns

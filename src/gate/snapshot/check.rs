@@ -292,6 +292,10 @@ impl Snapshot {
                     string(text).map_err(|problem| at(place(), problem))?;
                 }
             }
+            kernel_samples(
+                &format!("ranks[{i}].kernel_families"),
+                &rank.kernel_families,
+            )?;
         }
         Ok(())
     }

@@ -153,6 +153,15 @@ pub struct RankSnapshot {
     /// Its communication kernels, in start order.
     #[serde(deserialize_with = "bounds::comm_kernels")]
     pub kernels: Vec<CommKernelSnapshot>,
+    /// Its communication kernels by name (1.4): each kernel name's calls,
+    /// most time first, the samples in start order, so that one rank's
+    /// collectives are judged by their floor (`gate/collectives/floor.rs`).
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "bounds::kernels"
+    )]
+    pub kernel_families: Vec<KernelSamples>,
 }
 
 /// One communication kernel of a rank (what [`crate::analysis::ranks::CommKernel`]

@@ -418,7 +418,7 @@ fn kernel_samples(rows: &[&UniqueArgs]) -> Vec<KernelSamples> {
 
 /// One kernel's launches as stored: their count, total and an evenly
 /// spaced sample of them.
-fn stored_kernel(name: &str, launches: &[f64]) -> KernelSamples {
+pub(super) fn stored_kernel(name: &str, launches: &[f64]) -> KernelSamples {
     KernelSamples {
         name: stored_string(name),
         launches: launches.len() as u64,

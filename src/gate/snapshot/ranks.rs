@@ -7,10 +7,12 @@
 //! rank (docs/ARCHITECTURE.md#many-machines says why); its `ranks` hold
 //! every rank's communication, which the gate judges over all ranks.
 
+use std::collections::BTreeMap;
 use std::fmt;
 
-use super::bounds::{stored_string, stored_time};
-use super::format::{CommKernelSnapshot, RankSnapshot, SNAPSHOT_VERSION, Snapshot};
+use super::bounds::{MAX_KERNELS, stored_string, stored_time};
+use super::format::{CommKernelSnapshot, KernelSamples, RankSnapshot, SNAPSHOT_VERSION, Snapshot};
+use super::from_profile::stored_kernel;
 use crate::analysis::ranks::input::rank_in_name;
 use crate::analysis::ranks::{CommKernel, CommTime, RankInput};
 
@@ -62,8 +64,29 @@ impl RankSnapshot {
                     group_size: k.group_size,
                 })
                 .collect(),
+            kernel_families: comm_families(kernels),
         }
     }
+}
+
+/// A rank's communication kernels by name: each name's durations in start
+/// order, as stored ([`stored_kernel`]), most time first, at most
+/// [`MAX_KERNELS`].
+fn comm_families(kernels: &[CommKernel]) -> Vec<KernelSamples> {
+    let mut by_name: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    for kernel in kernels {
+        by_name
+            .entry(kernel.kernel.as_str())
+            .or_default()
+            .push(kernel.duration_us);
+    }
+    let mut families: Vec<KernelSamples> = by_name
+        .into_iter()
+        .map(|(name, durations)| stored_kernel(name, &durations))
+        .collect();
+    families.sort_by(|a, b| b.total_us.total_cmp(&a.total_us).then(a.name.cmp(&b.name)));
+    families.truncate(MAX_KERNELS);
+    families
 }
 
 impl Snapshot {

@@ -393,6 +393,32 @@ pub fn paired_ratio_of_medians_ci(
     bootstrap(baseline, candidate, confidence, resamples, seed, paired)
 }
 
+/// The ratio of the `q` quantiles (type 7, 0 ≤ q ≤ 1) `quantile(candidate)
+/// / quantile(baseline)` with its percentile-bootstrap interval: a low
+/// quantile is the floor of a sample whose values are a fixed cost plus a
+/// varying wait (the calls of a collective on one rank). Pairs are
+/// resampled whole with `paired` when the lengths agree, as in
+/// [`paired_ratio_of_medians_ci`]; otherwise, and without it, each side on
+/// its own. The same edge cases as [`ratio_of_medians_ci`].
+pub fn ratio_of_quantiles_ci(
+    (baseline, candidate): (&[f64], &[f64]),
+    q: f64,
+    paired: bool,
+    (confidence, resamples, seed): (f64, usize, u64),
+) -> RatioEstimate {
+    let paired = paired && baseline.len() == candidate.len();
+    let quantile = |values: &mut [f64]| {
+        values.sort_by(f64::total_cmp);
+        quantile_sorted(values, q).unwrap_or(f64::NAN)
+    };
+    estimate_with(
+        (baseline, candidate),
+        (confidence, resamples, seed),
+        paired,
+        &quantile,
+    )
+}
+
 fn bootstrap(
     baseline: &[f64],
     candidate: &[f64],
@@ -401,7 +427,24 @@ fn bootstrap(
     seed: u64,
     paired: bool,
 ) -> RatioEstimate {
-    let point = match (median(baseline), median(candidate)) {
+    estimate_with(
+        (baseline, candidate),
+        (confidence, resamples, seed),
+        paired,
+        &median_in_place,
+    )
+}
+
+/// The ratio of `statistic` (of a non-empty buffer, which it may reorder)
+/// on the two samples, with its percentile-bootstrap interval.
+fn estimate_with(
+    (baseline, candidate): (&[f64], &[f64]),
+    (confidence, resamples, seed): (f64, usize, u64),
+    paired: bool,
+    statistic: &dyn Fn(&mut [f64]) -> f64,
+) -> RatioEstimate {
+    let of = |values: &[f64]| (!values.is_empty()).then(|| statistic(&mut values.to_vec()));
+    let point = match (of(baseline), of(candidate)) {
         (Some(b), Some(c)) => ratio(c, b),
         _ => f64::NAN,
     };
@@ -439,10 +482,7 @@ fn bootstrap(
                 *c = candidate[rng.below(candidate.len())];
             }
         }
-        replicates.push(ratio(
-            median_in_place(&mut cand),
-            median_in_place(&mut base),
-        ));
+        replicates.push(ratio(statistic(&mut cand), statistic(&mut base)));
     }
     replicates.sort_by(f64::total_cmp);
     estimate.interval = percentile_interval(&replicates, confidence);

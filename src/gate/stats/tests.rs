@@ -233,3 +233,18 @@ fn normal_upper_tail_matches_tables() {
     assert!((normal_upper_tail(-1.644_854) - 0.95).abs() < 1e-6);
     assert!(normal_upper_tail(10.0) < 1e-20);
 }
+
+#[test]
+fn a_ratio_of_quantiles_scales_with_the_samples_and_is_the_median_at_one_half() {
+    let baseline: Vec<f64> = (1..=40).map(|i| f64::from(i * i)).collect();
+    let slower: Vec<f64> = baseline.iter().map(|v| v * 1.3).collect();
+    let estimate = ratio_of_quantiles_ci((&baseline, &slower), 0.1, true, (0.95, 500, 7));
+    assert!((estimate.ratio - 1.3).abs() < 1e-12);
+    assert_eq!(estimate.resampling, Resampling::Paired);
+    let interval = estimate.interval.expect("an interval");
+    assert!((interval.low - 1.3).abs() < 1e-12 && (interval.high - 1.3).abs() < 1e-12);
+    let unpaired = ratio_of_quantiles_ci((&baseline, &slower), 0.5, false, (0.95, 500, 7));
+    let medians = ratio_of_medians_ci(&baseline, &slower, 0.95, 500, 7);
+    assert_eq!(unpaired.ratio, medians.ratio);
+    assert_eq!(unpaired.resampling, Resampling::Independent);
+}

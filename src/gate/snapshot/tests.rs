@@ -543,9 +543,7 @@ fn snapshot_rows_lists_and_strings_are_bounded() {
 fn rows_that_differ_only_in_graph_place_are_two_keys() {
     // One kernel by name and launch configuration in two graph launches of
     // a step (hta/trace_diff_test_v100): two rows, as the comparison keys them.
-    let place = |graph: &str| {
-        serde_json::json!({"graph": graph, "role": "kernel", "launch": "cudaGraphLaunch"})
-    };
+    let place = |graph: &str| serde_json::json!({"graph": graph, "role": "kernel", "launch": "cudaGraphLaunch"});
     let two_graphs = json_with(|v| {
         let mut row = v["ops"][0].clone();
         v["ops"][0]["graph"] = place("launch #1");

@@ -94,54 +94,30 @@ fn the_groups_hold_every_corpus_trace() {
         corpus.display()
     );
     assert_eq!(grouped, every);
-}
-
-#[test]
-#[cfg_attr(
-    not(tracegate_corpus),
-    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
-)]
-fn hta_traces_pass_against_their_own_snapshots() {
-    let group = traces(GROUPS[0]);
     // trace_diff_test_v100's graph-replayed rows once broke the reader.
-    assert!(group.iter().any(|t| t == super::V100_STEPS), "{group:?}");
-    each_against_its_own_snapshot(&group);
+    assert!(every.iter().any(|t| t == super::V100_STEPS), "{every:?}");
 }
 
-#[test]
-#[cfg_attr(
-    not(tracegate_corpus),
-    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
-)]
-fn kineto_traces_pass_against_their_own_snapshots() {
-    each_against_its_own_snapshot(&traces(GROUPS[1]));
+/// One test per entry of [`GROUPS`].
+macro_rules! group_tests {
+    ($($name:ident: $index:literal,)*) => {$(
+        #[test]
+        #[cfg_attr(
+            not(tracegate_corpus),
+            ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+        )]
+        fn $name() {
+            each_against_its_own_snapshot(&traces(GROUPS[$index]));
+        }
+    )*};
 }
 
-#[test]
-#[cfg_attr(
-    not(tracegate_corpus),
-    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
-)]
-fn tracelens_h100_traces_pass_against_their_own_snapshots() {
-    each_against_its_own_snapshot(&traces(GROUPS[2]));
-}
-
-#[test]
-#[cfg_attr(
-    not(tracegate_corpus),
-    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
-)]
-fn tracelens_mi300_traces_pass_against_their_own_snapshots() {
-    each_against_its_own_snapshot(&traces(GROUPS[3]));
-}
-
-#[test]
-#[cfg_attr(
-    not(tracegate_corpus),
-    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
-)]
-fn other_tracelens_traces_pass_against_their_own_snapshots() {
-    each_against_its_own_snapshot(&traces(GROUPS[4]));
+group_tests! {
+    hta_traces_pass_against_their_own_snapshots: 0,
+    kineto_traces_pass_against_their_own_snapshots: 1,
+    tracelens_h100_traces_pass_against_their_own_snapshots: 2,
+    tracelens_mi300_traces_pass_against_their_own_snapshots: 3,
+    other_tracelens_traces_pass_against_their_own_snapshots: 4,
 }
 
 #[test]

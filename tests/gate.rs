@@ -33,6 +33,7 @@ mod floor;
 mod jobs;
 mod learned;
 mod noise;
+mod own_snapshot;
 mod sweep;
 
 const QWEN_H100: &str = "tracelens/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz";

@@ -217,17 +217,12 @@ impl Snapshot {
         let mut first_of_key = HashMap::with_capacity(self.ops.len());
         for (i, op) in self.ops.iter().enumerate() {
             op_row(i, op)?;
-            let key = (
-                &op.name,
-                &op.input_dims,
-                &op.input_type,
-                &op.input_strides,
-                &op.concrete_inputs,
-            );
-            if let Some(first) = first_of_key.insert(key, i) {
+            // The comparison key, graph place included: rows of graph
+            // launches share name and launch configuration across graphs.
+            if let Some(first) = first_of_key.insert(op.key(), i) {
                 return Err(format!(
-                    "ops[{i}]: the same op key (name, dims, types, strides, concrete inputs) \
-                     as ops[{first}]; a snapshot has one row per key"
+                    "ops[{i}]: the same op key (name, dims, types, strides, concrete inputs, \
+                     graph place) as ops[{first}]; a snapshot has one row per key"
                 ));
             }
         }

@@ -511,7 +511,7 @@ fn snapshot_rows_lists_and_strings_are_bounded() {
     assert_eq!(
         message,
         "s.json: invalid snapshot: ops[1]: the same op key (name, dims, types, strides, concrete \
-         inputs) as ops[0]; a snapshot has one row per key"
+         inputs, graph place) as ops[0]; a snapshot has one row per key"
     );
     let message = refused(|v| {
         v["ops"][0]["kernel_sequence"] = vec!["k"; MAX_KERNELS + 1].into();
@@ -536,6 +536,31 @@ fn snapshot_rows_lists_and_strings_are_bounded() {
             MAX_STRING_BYTES + 1,
             MAX_STRING_BYTES
         ))
+    );
+}
+
+#[test]
+fn rows_that_differ_only_in_graph_place_are_two_keys() {
+    // One kernel by name and launch configuration in two graph launches of
+    // a step (hta/trace_diff_test_v100): two rows, as the comparison keys them.
+    let place = |graph: &str| serde_json::json!({"graph": graph, "role": "kernel", "launch": "cudaGraphLaunch"});
+    let two_graphs = json_with(|v| {
+        let mut row = v["ops"][0].clone();
+        v["ops"][0]["graph"] = place("launch #1");
+        row["graph"] = place("launch #0");
+        v["ops"].as_array_mut().expect("ops").push(row);
+    });
+    let snapshot = Snapshot::from_json_bytes("s.json", &two_graphs).expect("two keys load");
+    assert_ne!(snapshot.ops[0].key(), snapshot.ops[1].key());
+    let message = refused(|v| {
+        v["ops"][0]["graph"] = place("launch #0");
+        let mut row = v["ops"][0].clone();
+        row["graph"]["launch"] = "hipGraphLaunch".into();
+        v["ops"].as_array_mut().expect("ops").push(row);
+    });
+    assert!(
+        message.contains("ops[1]: the same op key (name, dims, types, strides, concrete inputs, graph place) as ops[0]"),
+        "{message}"
     );
 }
 

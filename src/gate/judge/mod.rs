@@ -234,9 +234,13 @@ pub fn judge_with(workloads: &[Workload], policy: &Policy, options: &JudgeOption
         .iter()
         .filter(|f| f.severity == Severity::Accepted)
         .count();
-    let failing = |integrity: bool| {
+    // A failing finding that doubts the data (integrity; a one-sample
+    // change the noise of one call cannot confirm) makes the verdict
+    // inconclusive, unless a confirmed one makes it fail.
+    let failing = |doubt: bool| {
         findings.iter().any(|f| {
-            f.severity == Severity::Fail && (f.kind == FindingKind::Integrity) == integrity
+            f.severity == Severity::Fail
+                && (f.kind == FindingKind::Integrity || f.statistics.inconclusive) == doubt
         })
     };
     let outcome = if failing(false) {

@@ -9,7 +9,7 @@ use super::findings::{
 use crate::analysis::hardware::{ComputeSpec, Hardware};
 use crate::analysis::ops::stats::percent;
 use crate::gate::compare::{Comparison, OpComparison, OpSide};
-use crate::gate::policy::{Expectation as PolicyExpectation, Expected, Policy};
+use crate::gate::policy::{Expectation as PolicyExpectation, Expected, Noise, Policy};
 use crate::gate::stats::{bh_adjust, normal_upper_tail};
 use crate::gate::verdict::{
     Finding, FindingKind, NoiseSource, Severity, SingleSampleNoise, trimmed_number,
@@ -82,11 +82,20 @@ pub(super) fn judge_same_platform(
     if op.impact_percent > 0.0 && estimate.ratio > up && (material || weighty) {
         let confident = low > up;
         // One sample a side: tested against the noise of one call, borrowed
-        // from the repeating rows or the policy's prior.
-        let single = one_call
+        // from the repeating rows or the policy's prior, and at least the
+        // timing jitter over the shorter side's call.
+        let call_us = op
+            .baseline_sample_median_us
+            .min(op.candidate_sample_median_us);
+        let one_call = one_call
             .filter(|_| bounds.is_none())
+            .map(|n| at_call(n, noise, call_us));
+        let single = one_call
             .map(|n| (n, single_sample_z(estimate.ratio, up, &n)))
             .filter(|(_, z)| *z > SINGLE_SAMPLE_Z);
+        if let Some(n) = one_call.filter(|_| single.is_none() && material) {
+            return Some(unconfirmed(op, policy, workload, threshold_percent, n));
+        }
         let mut severity = if material {
             policy.regression.severity
         } else {
@@ -196,6 +205,79 @@ pub(super) fn judge_same_platform(
     })
 }
 
+/// A one-sample row beyond the threshold with a material impact whose
+/// change the noise of one call `n` cannot confirm: the data cannot tell
+/// it from noise, so it is inconclusive at the policy's
+/// `noise.on_unconfirmed_single_sample` (`fail`: the verdict is
+/// inconclusive), never a silent pass; named like a regression of its row
+/// so it groups with its op.
+fn unconfirmed(
+    op: &OpComparison,
+    policy: &Policy,
+    workload: &str,
+    threshold_percent: f64,
+    n: SingleSampleNoise,
+) -> Pending {
+    let side = &op.candidate;
+    let per = sample_per(op);
+    let mut finding = op_finding(
+        "regression",
+        policy.noise.on_unconfirmed_single_sample,
+        FindingKind::Regression,
+        workload,
+        side,
+        String::new(),
+    );
+    set_sample_figures(&mut finding, op);
+    let up = 1.0 + threshold_percent / 100.0;
+    // The slowdown one sample a side would confirm: z = 3 beyond the threshold.
+    let confirmable =
+        up * (SINGLE_SAMPLE_Z * std::f64::consts::SQRT_2 * n.sigma_percent / 100.0).exp();
+    let statistics = &mut finding.statistics;
+    statistics.single_sample_noise = Some(n);
+    statistics.inconclusive = true;
+    statistics.min_detectable_effect_percent = Some((confirmable - 1.0) * 100.0);
+    finding.message = format!(
+        "{} measured once a side is {:.1}% slower ({:.1}% of GPU time, {:+.2}% of total) — \
+         beyond the {}% threshold, but {}: cannot tell from noise (one {} a side confirms \
+         only slowdowns beyond {:+.1}%); profile more steps or pass several baseline runs",
+        short_op(side),
+        (op.estimate.ratio - 1.0) * 100.0,
+        share_of_gpu_time(op),
+        op.impact_percent,
+        trimmed_number(threshold_percent),
+        n.strays(per),
+        per.as_str(),
+        (confirmable - 1.0) * 100.0,
+    );
+    finish(&mut finding, op, threshold_percent);
+    Pending {
+        finding,
+        p_value: 1.0,
+        one_call_noise: false,
+    }
+}
+
+/// The noise of one call `n` for a call of `call_us` µs: raised to the
+/// policy's timing jitter over that time when that is larger
+/// ([`Noise::one_call_sigma_percent`]).
+///
+/// [`Noise::one_call_sigma_percent`]: crate::gate::policy::Noise::one_call_sigma_percent
+fn at_call(n: SingleSampleNoise, noise: &Noise, call_us: f64) -> SingleSampleNoise {
+    let sigma_percent = noise.one_call_sigma_percent(n.sigma_percent, call_us);
+    SingleSampleNoise {
+        sigma_percent,
+        source: if sigma_percent > n.sigma_percent {
+            NoiseSource::Jitter
+        } else {
+            n.source
+        },
+        call_us: Some(call_us),
+        jitter_us: noise.single_sample_jitter_us,
+        ..n
+    }
+}
+
 /// How many standard deviations of a ratio of two single measurements
 /// (√2 × the noise of one, in log terms) a one-sample ratio must lie
 /// beyond the threshold to fail: 3, a one-sided p-value of 0.13%, since
@@ -219,6 +301,8 @@ pub(super) fn one_call_noise(
             sigma_percent: b.sigma * 100.0,
             source: NoiseSource::Borrowed,
             rows: Some(b.rows),
+            call_us: None,
+            jitter_us: None,
         });
     let prior = || {
         policy
@@ -228,6 +312,8 @@ pub(super) fn one_call_noise(
                 sigma_percent,
                 source: NoiseSource::Prior,
                 rows: None,
+                call_us: None,
+                jitter_us: None,
             })
     };
     borrowed.or_else(prior)

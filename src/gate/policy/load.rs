@@ -521,7 +521,9 @@ mod tests {
                 "seed",
                 "false_discovery_rate",
                 "borrow_for_single_samples",
-                "single_sample_sigma_percent"
+                "single_sample_sigma_percent",
+                "single_sample_jitter_us",
+                "on_unconfirmed_single_sample"
             ]
         );
         assert_eq!(

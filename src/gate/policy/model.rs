@@ -216,20 +216,38 @@ pub struct Noise {
     /// of it can fail (docs/POLICY.md, "What one measurement can decide");
     /// `false`: such a row only warns.
     pub borrow_for_single_samples: bool,
-    /// The noise of one call, % (a standard deviation of its log time),
-    /// assumed for a row with one sample on a side when the trace cannot
-    /// lend one (too few rows repeat, or borrowing is off): a prior, the
-    /// largest borrowed noise measured over the corpus traces
-    /// (docs/POLICY.md, "What one measurement can decide"); `None`
+    /// The least noise of one call, % (a standard deviation of its log
+    /// time), assumed for a row with one sample on a side when the trace
+    /// cannot lend one (too few rows repeat, or borrowing is off): a
+    /// prior, the floor of [`Noise::one_call_sigma_percent`] for long
+    /// calls, at least the noise of calls of 50 µs or more on every corpus
+    /// trace (docs/POLICY.md, "What one measurement can decide"); `None`
     /// (`null`): such a row only warns.
     #[serde(deserialize_with = "de::nullable_positive_percent")]
     pub single_sample_sigma_percent: Option<f64>,
+    /// The timing jitter of one call, µs: a call of d µs strays at least
+    /// jitter / d in relative terms (whole-microsecond timestamps, launch
+    /// jitter), whether its noise is borrowed or assumed
+    /// ([`Noise::one_call_sigma_percent`]); `None` (`null`): no such term.
+    #[serde(deserialize_with = "de::nullable_positive")]
+    pub single_sample_jitter_us: Option<f64>,
+    /// Severity of a one-sample row beyond the threshold whose change the
+    /// noise of one call cannot confirm, with a material impact: `fail`
+    /// makes the verdict `inconclusive` (exit 1) unless a confirmed failure
+    /// makes it `fail`; `warn` and `info` report it and let the gate pass.
+    pub on_unconfirmed_single_sample: Severity,
 }
 
-/// The default [`Noise::single_sample_sigma_percent`], %: 15, at least the
-/// largest noise of one call borrowed from any corpus trace (14.9%, an
-/// MI210 trace; docs/POLICY.md).
-pub const SINGLE_SAMPLE_SIGMA_PERCENT: f64 = 15.0;
+/// The default [`Noise::single_sample_sigma_percent`], %: 3.5, at least
+/// the median noise of calls of 50 µs or more on every corpus trace that
+/// lends one (3.2% at most; docs/POLICY.md).
+pub const SINGLE_SAMPLE_SIGMA_PERCENT: f64 = 3.5;
+
+/// The default [`Noise::single_sample_jitter_us`], µs: 2.5, the least
+/// jitter whose curve max(3.5%, jitter / d) lies above every corpus
+/// trace's median noise of one call in every call-time bin (2.15 µs
+/// needed; docs/POLICY.md).
+pub const SINGLE_SAMPLE_JITTER_US: f64 = 2.5;
 
 impl Default for Noise {
     fn default() -> Noise {
@@ -244,11 +262,24 @@ impl Default for Noise {
             false_discovery_rate: 0.05,
             borrow_for_single_samples: true,
             single_sample_sigma_percent: Some(SINGLE_SAMPLE_SIGMA_PERCENT),
+            single_sample_jitter_us: Some(SINGLE_SAMPLE_JITTER_US),
+            on_unconfirmed_single_sample: Severity::Fail,
         }
     }
 }
 
 impl Noise {
+    /// The noise of one call of `call_us` µs, %: at least `base_percent`
+    /// (borrowed from the trace, or the prior floor) and at least
+    /// jitter / `call_us`, the relative spread a fixed timing jitter gives
+    /// a short call.
+    pub fn one_call_sigma_percent(&self, base_percent: f64, call_us: f64) -> f64 {
+        match self.single_sample_jitter_us {
+            Some(jitter) => base_percent.max(100.0 * jitter / call_us.max(f64::MIN_POSITIVE)),
+            None => base_percent,
+        }
+    }
+
     /// The effective relative threshold, %: the largest of
     /// `min_effect_percent`, `noise_floor_percent` and the measured
     /// run-to-run noise (when several baselines measure it). Relative limits

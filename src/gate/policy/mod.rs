@@ -46,8 +46,8 @@ pub use matcher::{OpMatcher, Pattern};
 pub use model::{
     Accept, Budget, Communication, CrossPlatform, DEFAULT_LABEL, DEFAULT_YAML, EfficiencyRule,
     Expectation, Expected, HardwareChoice, HardwarePolicy, Integrity, MissingOps, NewOps, Noise,
-    POLICY_VERSION, Policy, RatioRule, Replay, Rule, SINGLE_SAMPLE_SIGMA_PERCENT, TimelineMetric,
-    TimelineRule,
+    POLICY_VERSION, Policy, RatioRule, Replay, Rule, SINGLE_SAMPLE_JITTER_US,
+    SINGLE_SAMPLE_SIGMA_PERCENT, TimelineMetric, TimelineRule,
 };
 pub use summary::Summary;
 

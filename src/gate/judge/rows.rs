@@ -45,11 +45,14 @@ pub(super) fn judge_if_large_enough(
 /// A slowdown is judged on its bounds ([`RatioEstimate::bounds`]): a
 /// confidence interval with 8 or more samples a side, else the range over
 /// the samples. Beyond the threshold with a material impact it is a
-/// regression at the policy's severity, but a warning when a side has a
-/// single sample (one measurement cannot fail a build), unless the noise
-/// of one call (`one_call`: borrowed from the trace, else the policy's
-/// prior; [`one_call_noise`]) puts it [`SINGLE_SAMPLE_Z`] deviations beyond
-/// the threshold. It is a warning too
+/// regression at the policy's severity. With a single sample on a side it
+/// is judged against the noise of one call (`one_call`: borrowed from the
+/// trace, else the policy's prior, [`one_call_noise`]; raised to the
+/// policy's timing jitter over the shorter side's call): a regression when
+/// that puts it [`SINGLE_SAMPLE_Z`] deviations beyond the threshold, else,
+/// with a material impact, inconclusive at the policy's
+/// `noise.on_unconfirmed_single_sample`; without such a noise, a warning
+/// (one measurement cannot fail a build). It is a warning too
 /// when its impact is below `min_impact_percent` but the op holds a
 /// material share of GPU time ([`material_share_percent`]). When the point
 /// estimate is beyond the threshold but the bounds reach back inside it,
@@ -261,8 +264,6 @@ fn unconfirmed(
 /// The noise of one call `n` for a call of `call_us` µs: raised to the
 /// policy's timing jitter over that time when that is larger
 /// ([`Noise::one_call_sigma_percent`]).
-///
-/// [`Noise::one_call_sigma_percent`]: crate::gate::policy::Noise::one_call_sigma_percent
 fn at_call(n: SingleSampleNoise, noise: &Noise, call_us: f64) -> SingleSampleNoise {
     let sigma_percent = noise.one_call_sigma_percent(n.sigma_percent, call_us);
     SingleSampleNoise {

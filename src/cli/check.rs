@@ -336,15 +336,11 @@ pub fn check(
                         &candidate.snapshot,
                     ));
                 }
-                let borrowed = comparison
-                    .borrowed_noise
-                    .as_ref()
-                    .filter(|_| policy.noise.borrow_for_single_samples);
                 added.extend(rank_check::findings(
                     name,
                     &snapshots,
                     &candidate.snapshot,
-                    borrowed,
+                    judge::one_call_noise(&comparison, policy),
                     policy,
                 )?);
                 Workload::Compared {

@@ -12,10 +12,9 @@ use regex::Regex;
 
 use tracegate::analysis::analyse::AnalysisOptions;
 use tracegate::gate::collectives;
-use tracegate::gate::compare::BorrowedNoise;
 use tracegate::gate::policy::Policy;
 use tracegate::gate::snapshot::{self, Snapshot, missing_ranks};
-use tracegate::gate::verdict::Finding;
+use tracegate::gate::verdict::{Finding, SingleSampleNoise};
 
 use super::Failure;
 use super::jobs;
@@ -101,18 +100,18 @@ fn rank_files(path: &Path, regex: Option<&Regex>) -> Result<Vec<PathBuf>, Failur
 /// candidate holds two ranks or more (the sides must hold the same ranks),
 /// the floors of one rank's collectives when it holds one
 /// ([`collectives::floor::judge`], a one-call floor tested against
-/// `borrowed`, the noise of one call the comparison lends).
+/// `one_call`, the noise of one call of the comparison's one-sample rows).
 pub fn findings(
     name: &str,
     baselines: &[Snapshot],
     candidate: &Snapshot,
-    borrowed: Option<&BorrowedNoise>,
+    one_call: Option<SingleSampleNoise>,
     policy: &Policy,
 ) -> Result<Vec<Finding>, Failure> {
     if candidate.ranks.len() < 2 {
         let baselines: Vec<&Snapshot> = baselines.iter().collect();
         return Ok(collectives::floor::judge(
-            name, &baselines, candidate, borrowed, policy,
+            name, &baselines, candidate, one_call, policy,
         ));
     }
     let ranks = candidate.rank_numbers();

@@ -29,8 +29,12 @@ pub const DRIFT_RULE: &str = "drift";
 /// paired runs); 4 the `collective` and `straggler` finding kinds (rank
 /// sets: a collective slower per call, a new straggler); 5 the finding
 /// field `single_sample_noise` (the noise of one call a one-sample row was
-/// judged against, borrowed or a prior).
-pub const VERDICT_SCHEMA_MINOR: u32 = 5;
+/// judged against, borrowed or a prior); 6 that noise's `call_us`,
+/// `jitter_us` and source `jitter` (a short call's timing jitter), and a
+/// failing `regression` that is `inconclusive` (a one-sample change the
+/// noise of one call cannot confirm), which makes the outcome
+/// `inconclusive`.
+pub const VERDICT_SCHEMA_MINOR: u32 = 6;
 
 /// How much a finding matters, as the policy rule that raised it says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -359,12 +363,20 @@ pub struct FindingStatistics {
 /// against (docs/POLICY.md, "What one measurement can decide").
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SingleSampleNoise {
-    /// Standard deviation of the log time of one call, % (2.1 ≈ ±2.1%).
+    /// Standard deviation of the log time of one call, % (2.1 ≈ ±2.1%):
+    /// the larger of the borrowed or assumed noise and jitter / call time.
     pub sigma_percent: f64,
-    /// Measured in the trace, or assumed by the policy.
+    /// Measured in the trace, assumed by the policy, or the timing jitter
+    /// of a short call.
     pub source: NoiseSource,
     /// The repeating rows it was borrowed from; `None` for a prior.
     pub rows: Option<usize>,
+    /// The call time the noise is for, µs: the shorter side's (schema
+    /// minor 6).
+    pub call_us: Option<f64>,
+    /// The policy's timing jitter of one call, µs, when it applies
+    /// (`noise.single_sample_jitter_us`; schema minor 6).
+    pub jitter_us: Option<f64>,
 }
 
 /// Where a [`SingleSampleNoise`] came from.
@@ -376,29 +388,88 @@ pub enum NoiseSource {
     /// The policy's `noise.single_sample_sigma_percent`: too few rows
     /// repeat to borrow one.
     Prior,
+    /// The policy's `noise.single_sample_jitter_us` over the call's time:
+    /// a short call strays more than the borrowed or assumed noise says
+    /// (schema minor 6).
+    Jitter,
 }
 
 impl SingleSampleNoise {
     /// In words: `noise of one call ±2.1% from 37 repeating rows of this
-    /// trace`, or `noise of one call assumed ±15% (policy
+    /// trace`, `noise of one call assumed ±3.5% (policy
     /// noise.single_sample_sigma_percent): too few rows of this trace
-    /// repeat to measure it`.
+    /// repeat to measure it`, or `noise of one call of 41 µs ±6.1% (timing
+    /// jitter 2.5 µs, policy noise.single_sample_jitter_us)`.
     pub fn describe(&self) -> String {
+        format!("noise of one call {}", self.spread_words())
+    }
+
+    /// How far one sample strays, for a message: `one call of 41 µs
+    /// strays ±6.1% here (timing jitter 2.5 µs, policy
+    /// noise.single_sample_jitter_us)`.
+    pub fn strays(&self, per: Per) -> String {
+        let of = self
+            .call_us
+            .map_or(String::new(), |us| format!(" of {}", call_time(us)));
+        let why = match (self.source, self.rows) {
+            (NoiseSource::Borrowed, Some(rows)) => {
+                format!("borrowed from {rows} repeating rows of this trace")
+            }
+            (NoiseSource::Borrowed, None) => {
+                "borrowed from the repeating rows of this trace".to_string()
+            }
+            (NoiseSource::Prior, _) => "assumed: policy noise.single_sample_sigma_percent; \
+                 too few rows of this trace repeat to measure it"
+                .to_string(),
+            (NoiseSource::Jitter, _) => self.jitter_words(),
+        };
+        format!(
+            "one {}{of} strays ±{:.1}% here ({why})",
+            per.as_str(),
+            self.sigma_percent
+        )
+    }
+
+    /// `timing jitter 2.5 µs, policy noise.single_sample_jitter_us`.
+    fn jitter_words(&self) -> String {
+        format!(
+            "timing jitter {} µs, policy noise.single_sample_jitter_us",
+            trimmed_number(self.jitter_us.unwrap_or(0.0))
+        )
+    }
+
+    /// The spread and its source, in words, after `noise of one call`.
+    fn spread_words(&self) -> String {
         match (self.source, self.rows) {
             (NoiseSource::Borrowed, Some(rows)) => format!(
-                "noise of one call ±{:.1}% from {rows} repeating rows of this trace",
+                "±{:.1}% from {rows} repeating rows of this trace",
                 self.sigma_percent
             ),
             (NoiseSource::Borrowed, None) => format!(
-                "noise of one call ±{:.1}% from the repeating rows of this trace",
+                "±{:.1}% from the repeating rows of this trace",
                 self.sigma_percent
             ),
             (NoiseSource::Prior, _) => format!(
-                "noise of one call assumed ±{}% (policy noise.single_sample_sigma_percent): \
+                "assumed ±{}% (policy noise.single_sample_sigma_percent): \
                  too few rows of this trace repeat to measure it",
                 trimmed_number(self.sigma_percent)
             ),
+            (NoiseSource::Jitter, _) => format!(
+                "of {} ±{:.1}% ({})",
+                self.call_us.map_or_else(|| "—".to_string(), call_time),
+                self.sigma_percent,
+                self.jitter_words()
+            ),
         }
+    }
+}
+
+/// A call's time in a message: `41 µs`, `1.8 µs`.
+fn call_time(us: f64) -> String {
+    if us >= 10.0 {
+        format!("{us:.0} µs")
+    } else {
+        format!("{us:.1} µs")
     }
 }
 
@@ -683,6 +754,8 @@ impl Verdict {
             a.severity
                 .cmp(&b.severity)
                 .then(is_cause(b).cmp(&is_cause(a)))
+                // A confirmed slowdown before one the data cannot confirm.
+                .then(a.statistics.inconclusive.cmp(&b.statistics.inconclusive))
                 .then(doubts(b).cmp(&doubts(a)))
                 .then(a.priority.cmp(&b.priority))
                 .then(

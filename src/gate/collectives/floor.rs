@@ -20,20 +20,26 @@
 //! policy's threshold (`noise`; raised to how far the floors of a window
 //! of baseline runs disagree), with its impact minimum and the
 //! false-discovery rate across the families; a family called once a side
-//! is one measurement, tested against the noise of one call the trace
-//! lends (`noise.borrow_for_single_samples`, as an op row of one call is)
-//! and else a warning. The finding (rule [`FLOOR_RULE`], kind
+//! is one measurement, tested against the noise of one call as an op row
+//! of one call is (borrowed from the trace or the policy's prior, at least
+//! the timing jitter over the call): confirmed it fails, unconfirmed it is
+//! inconclusive (`noise.on_unconfirmed_single_sample`). The finding (rule [`FLOOR_RULE`], kind
 //! `collective`) is named after the kernel.
 //!
 //! [`RankSnapshot::kernel_families`]: crate::gate::snapshot::RankSnapshot::kernel_families
 
 use super::{call_statistics, discoveries, micros};
-use crate::gate::compare::BorrowedNoise;
-use crate::gate::judge::SINGLE_SAMPLE_Z;
+use crate::gate::judge::{SINGLE_SAMPLE_Z, at_call, single_sample_z};
 use crate::gate::policy::Policy;
 use crate::gate::snapshot::{KernelSamples, Snapshot};
 use crate::gate::stats::{self, RatioEstimate, normal_upper_tail, quantile_sorted};
-use crate::gate::verdict::{Finding, FindingKind, FindingPriority, OpRef, Severity};
+use crate::gate::verdict::{
+    Finding, FindingKind, FindingPriority, OpRef, Per, Severity, SingleSampleNoise,
+};
+
+/// The noise of one call and the call's time, µs, a one-call floor is
+/// tested against.
+type OneCall = (SingleSampleNoise, f64);
 
 /// The rule of a collective's floor.
 pub const FLOOR_RULE: &str = "collectives.floor";
@@ -51,14 +57,14 @@ pub const FLOOR_QUANTILE: f64 = 0.1;
 
 /// The floor findings of a single-rank workload: none unless the candidate
 /// and every baseline hold one rank's communication (rank sets are the
-/// `collectives` rules'). `borrowed` is the noise of one call the
-/// comparison lends one-sample rows (`None` when the trace has none or the
-/// policy does not borrow).
+/// `collectives` rules'). `noise` is the noise of one call one-sample rows
+/// of the comparison are judged against (`judge::one_call_noise`: borrowed
+/// or the policy's prior; `None` when the policy turns both off).
 pub fn judge(
     workload: &str,
     baselines: &[&Snapshot],
     candidate: &Snapshot,
-    borrowed: Option<&BorrowedNoise>,
+    noise: Option<SingleSampleNoise>,
     policy: &Policy,
 ) -> Vec<Finding> {
     let one_rank = |s: &Snapshot| s.ranks.len() == 1;
@@ -86,7 +92,7 @@ pub fn judge(
             continue;
         };
         let sides = Sides::new(&before, family);
-        match judge_family(workload, &sides, busy_us, borrowed, policy) {
+        match judge_family(workload, &sides, busy_us, noise, policy) {
             Some((finding, Some(p))) => tested.push((finding, p)),
             Some((finding, None)) => untested.push(finding),
             None => {}
@@ -164,7 +170,7 @@ fn judge_family(
     workload: &str,
     sides: &Sides<'_>,
     busy_us: f64,
-    borrowed: Option<&BorrowedNoise>,
+    single: Option<SingleSampleNoise>,
     policy: &Policy,
 ) -> Option<(Finding, Option<f64>)> {
     let noise = &policy.noise;
@@ -198,15 +204,22 @@ fn judge_family(
             p_value: estimate.p_value_above(up),
             inconclusive: false,
             one_call: None,
+            noise: None,
         },
         Some(b) if b.interval.low > 1.0 => Judged {
             severity: Severity::Warn,
             p_value: None,
             inconclusive: true,
             one_call: None,
+            noise: None,
         },
         Some(_) => return None,
-        None => one_call(&estimate, up, borrowed, fail),
+        None => one_call(
+            &estimate,
+            up,
+            single.map(|n| (n, floors.0.min(floors.1))),
+            policy,
+        ),
     };
     let mut finding = floor_finding(workload, sides, &estimate, floors, judged.severity);
     let delta = (estimate.ratio - 1.0) * 100.0;
@@ -218,7 +231,11 @@ fn judge_family(
         ),
         (None, None) => "no interval".to_string(),
     };
-    let certainty = if judged.inconclusive {
+    let certainty = if judged.inconclusive && judged.noise.is_some() {
+        ", inconclusive: one measurement a side cannot tell it from noise (profile more steps \
+         or pass several baseline runs)"
+            .to_string()
+    } else if judged.inconclusive {
         format!(", inconclusive: its interval reaches below the {threshold_percent:.1}% threshold")
     } else {
         String::new()
@@ -249,6 +266,7 @@ fn judge_family(
     finding.impact_percent = Some(impact_percent);
     finding.priority = FindingPriority::of_impact(impact_percent);
     finding.statistics.inconclusive = judged.inconclusive;
+    finding.statistics.single_sample_noise = judged.noise;
     Some((finding, judged.p_value))
 }
 
@@ -261,39 +279,45 @@ struct Judged {
     inconclusive: bool,
     /// One call a side: the words that stand for the interval.
     one_call: Option<String>,
+    /// One call a side: the noise of one call it was tested against.
+    noise: Option<SingleSampleNoise>,
 }
 
-/// A one-call-a-side floor, tested against the noise of one call the trace
-/// lends, as an op row of one call is (z beyond [`SINGLE_SAMPLE_Z`]:
-/// `fail`, its p-value entering the false-discovery procedure); without
-/// it, or short of it, a warning: one measurement cannot fail the build on
-/// its own.
-fn one_call(
-    estimate: &RatioEstimate,
-    up: f64,
-    borrowed: Option<&BorrowedNoise>,
-    fail: Severity,
-) -> Judged {
-    let z = |b: &BorrowedNoise| {
-        (estimate.ratio / up).ln() / (std::f64::consts::SQRT_2 * b.sigma).max(f64::MIN_POSITIVE)
-    };
-    match borrowed.map(|b| (b, z(b))) {
-        Some((b, z)) if z > SINGLE_SAMPLE_Z => Judged {
-            severity: fail,
-            p_value: Some(normal_upper_tail(z)),
-            inconclusive: false,
-            one_call: Some(format!(
-                "one call a side; noise of one call ±{:.1}% from {} repeating rows of this trace",
-                b.sigma * 100.0,
-                b.rows
-            )),
-        },
-        _ => Judged {
+/// A one-call-a-side floor, tested against the noise of one call (`noise`:
+/// borrowed from the trace's repeating rows or the policy's prior, raised
+/// to the timing jitter over the call, as an op row of one call is): z
+/// beyond [`SINGLE_SAMPLE_Z`] fails, its p-value entering the
+/// false-discovery procedure; short of it the change is unconfirmed, at
+/// the policy's `noise.on_unconfirmed_single_sample` (`fail`: the verdict
+/// is inconclusive); with no noise at all, a warning: one measurement
+/// cannot fail the build on its own.
+fn one_call(estimate: &RatioEstimate, up: f64, noise: Option<OneCall>, policy: &Policy) -> Judged {
+    let Some((n, call_us)) = noise else {
+        return Judged {
             severity: Severity::Warn,
             p_value: None,
             inconclusive: false,
             one_call: Some("one call a side".to_string()),
-        },
+            noise: None,
+        };
+    };
+    let n = at_call(n, &policy.noise, call_us);
+    let z = single_sample_z(estimate.ratio, up, &n);
+    if z > SINGLE_SAMPLE_Z {
+        return Judged {
+            severity: policy.regression.severity,
+            p_value: Some(normal_upper_tail(z)),
+            inconclusive: false,
+            one_call: Some(format!("one call a side; {}", n.describe())),
+            noise: Some(n),
+        };
+    }
+    Judged {
+        severity: policy.noise.on_unconfirmed_single_sample,
+        p_value: None,
+        inconclusive: true,
+        one_call: Some(format!("one call a side; {}", n.strays(Per::Call))),
+        noise: Some(n),
     }
 }
 
@@ -336,6 +360,7 @@ mod tests {
     use super::*;
     use crate::analysis::timeline::Breakdown;
     use crate::gate::snapshot::RankSnapshot;
+    use crate::gate::verdict::NoiseSource;
 
     const KERNEL: &str = "ncclDevKernel_SendRecv";
 
@@ -373,13 +398,13 @@ mod tests {
     fn judged(
         baseline: &[f64],
         candidate: &[f64],
-        borrowed: Option<&BorrowedNoise>,
+        noise: Option<SingleSampleNoise>,
     ) -> Vec<Finding> {
         judge(
             "job",
             &[&rank(baseline)],
             &rank(candidate),
-            borrowed,
+            noise,
             &Policy::default(),
         )
     }
@@ -417,7 +442,7 @@ mod tests {
     }
 
     #[test]
-    fn one_call_warns_unless_the_trace_lends_a_noise_of_one_call() {
+    fn one_call_is_tested_against_the_noise_of_one_call() {
         let findings = judged(&[500.0], &[650.0], None);
         assert_eq!(findings.len(), 1, "{findings:?}");
         assert_eq!(findings[0].severity, Severity::Warn);
@@ -426,16 +451,38 @@ mod tests {
             "{}",
             findings[0].message
         );
-        let noise = BorrowedNoise {
-            sigma: 0.02,
-            rows: 12,
+        let noise = |sigma_percent: f64, source: NoiseSource| SingleSampleNoise {
+            sigma_percent,
+            source,
+            rows: Some(12),
+            call_us: None,
+            jitter_us: None,
         };
-        let findings = judged(&[500.0], &[650.0], Some(&noise));
+        let findings = judged(&[500.0], &[650.0], Some(noise(2.0, NoiseSource::Borrowed)));
         assert_eq!(findings[0].severity, Severity::Fail);
+        assert!(!findings[0].statistics.inconclusive);
         assert!(
             findings[0].message.contains("±2.0%"),
             "{}",
             findings[0].message
+        );
+        // ×1.2 against a noise of 15%: beyond the threshold, but one call
+        // cannot tell it from noise: an inconclusive failure.
+        let findings = judged(&[500.0], &[600.0], Some(noise(15.0, NoiseSource::Prior)));
+        let finding = &findings[0];
+        assert_eq!(finding.severity, Severity::Fail);
+        assert!(finding.statistics.inconclusive);
+        assert_eq!(
+            finding
+                .statistics
+                .single_sample_noise
+                .map(|n| n.sigma_percent),
+            Some(15.0)
+        );
+        assert!(
+            finding.message.contains("cannot tell it from noise"),
+            "{}",
+            finding.message
         );
     }
 

@@ -68,8 +68,8 @@ pub use accept::JudgeOptions;
 use accept::{apply_accepts, unmatched_entries};
 use findings::nothing_to_compare;
 use groups::group_findings;
-pub use rows::SINGLE_SAMPLE_Z;
 use rows::false_discovery_control;
+pub use rows::{SINGLE_SAMPLE_Z, at_call, one_call_noise, single_sample_z};
 use summary::{headline, op_key_text, summary};
 use workload::judge_workload;
 
@@ -235,9 +235,13 @@ pub fn judge_with(workloads: &[Workload], policy: &Policy, options: &JudgeOption
         .iter()
         .filter(|f| f.severity == Severity::Accepted)
         .count();
-    let failing = |integrity: bool| {
+    // A failing finding that doubts the data (integrity; a one-sample
+    // change the noise of one call cannot confirm) makes the verdict
+    // inconclusive, unless a confirmed one makes it fail.
+    let failing = |doubt: bool| {
         findings.iter().any(|f| {
-            f.severity == Severity::Fail && (f.kind == FindingKind::Integrity) == integrity
+            f.severity == Severity::Fail
+                && (f.kind == FindingKind::Integrity || f.statistics.inconclusive) == doubt
         })
     };
     let outcome = if failing(false) {

@@ -9,7 +9,7 @@ use super::findings::{
 use crate::analysis::hardware::{ComputeSpec, Hardware};
 use crate::analysis::ops::stats::percent;
 use crate::gate::compare::{Comparison, OpComparison, OpSide};
-use crate::gate::policy::{Expectation as PolicyExpectation, Expected, Policy};
+use crate::gate::policy::{Expectation as PolicyExpectation, Expected, Noise, Policy};
 use crate::gate::stats::{bh_adjust, normal_upper_tail};
 use crate::gate::verdict::{
     Finding, FindingKind, NoiseSource, Severity, SingleSampleNoise, trimmed_number,
@@ -45,11 +45,14 @@ pub(super) fn judge_if_large_enough(
 /// A slowdown is judged on its bounds ([`RatioEstimate::bounds`]): a
 /// confidence interval with 8 or more samples a side, else the range over
 /// the samples. Beyond the threshold with a material impact it is a
-/// regression at the policy's severity, but a warning when a side has a
-/// single sample (one measurement cannot fail a build), unless the noise
-/// of one call (`one_call`: borrowed from the trace, else the policy's
-/// prior; [`one_call_noise`]) puts it [`SINGLE_SAMPLE_Z`] deviations beyond
-/// the threshold. It is a warning too
+/// regression at the policy's severity. With a single sample on a side it
+/// is judged against the noise of one call (`one_call`: borrowed from the
+/// trace, else the policy's prior, [`one_call_noise`]; raised to the
+/// policy's timing jitter over the shorter side's call): a regression when
+/// that puts it [`SINGLE_SAMPLE_Z`] deviations beyond the threshold, else,
+/// with a material impact, inconclusive at the policy's
+/// `noise.on_unconfirmed_single_sample`; without such a noise, a warning
+/// (one measurement cannot fail a build). It is a warning too
 /// when its impact is below `min_impact_percent` but the op holds a
 /// material share of GPU time ([`material_share_percent`]). When the point
 /// estimate is beyond the threshold but the bounds reach back inside it,
@@ -82,11 +85,20 @@ pub(super) fn judge_same_platform(
     if op.impact_percent > 0.0 && estimate.ratio > up && (material || weighty) {
         let confident = low > up;
         // One sample a side: tested against the noise of one call, borrowed
-        // from the repeating rows or the policy's prior.
-        let single = one_call
+        // from the repeating rows or the policy's prior, and at least the
+        // timing jitter over the shorter side's call.
+        let call_us = op
+            .baseline_sample_median_us
+            .min(op.candidate_sample_median_us);
+        let one_call = one_call
             .filter(|_| bounds.is_none())
+            .map(|n| at_call(n, noise, call_us));
+        let single = one_call
             .map(|n| (n, single_sample_z(estimate.ratio, up, &n)))
             .filter(|(_, z)| *z > SINGLE_SAMPLE_Z);
+        if let Some(n) = one_call.filter(|_| single.is_none() && material) {
+            return Some(unconfirmed(op, policy, workload, threshold_percent, n));
+        }
         let mut severity = if material {
             policy.regression.severity
         } else {
@@ -196,6 +208,77 @@ pub(super) fn judge_same_platform(
     })
 }
 
+/// A one-sample row beyond the threshold with a material impact whose
+/// change the noise of one call `n` cannot confirm: the data cannot tell
+/// it from noise, so it is inconclusive at the policy's
+/// `noise.on_unconfirmed_single_sample` (`fail`: the verdict is
+/// inconclusive), never a silent pass; named like a regression of its row
+/// so it groups with its op.
+fn unconfirmed(
+    op: &OpComparison,
+    policy: &Policy,
+    workload: &str,
+    threshold_percent: f64,
+    n: SingleSampleNoise,
+) -> Pending {
+    let side = &op.candidate;
+    let per = sample_per(op);
+    let mut finding = op_finding(
+        "regression",
+        policy.noise.on_unconfirmed_single_sample,
+        FindingKind::Regression,
+        workload,
+        side,
+        String::new(),
+    );
+    set_sample_figures(&mut finding, op);
+    let up = 1.0 + threshold_percent / 100.0;
+    // The slowdown one sample a side would confirm: z = 3 beyond the threshold.
+    let confirmable =
+        up * (SINGLE_SAMPLE_Z * std::f64::consts::SQRT_2 * n.sigma_percent / 100.0).exp();
+    let statistics = &mut finding.statistics;
+    statistics.single_sample_noise = Some(n);
+    statistics.inconclusive = true;
+    statistics.min_detectable_effect_percent = Some((confirmable - 1.0) * 100.0);
+    finding.message = format!(
+        "{} measured once a side is {:.1}% slower ({:.1}% of GPU time, {:+.2}% of total) — \
+         beyond the {}% threshold, but {}: cannot tell from noise (one {} a side confirms \
+         only slowdowns beyond {:+.1}%); profile more steps or pass several baseline runs",
+        short_op(side),
+        (op.estimate.ratio - 1.0) * 100.0,
+        share_of_gpu_time(op),
+        op.impact_percent,
+        trimmed_number(threshold_percent),
+        n.strays(per),
+        per.as_str(),
+        (confirmable - 1.0) * 100.0,
+    );
+    finish(&mut finding, op, threshold_percent);
+    Pending {
+        finding,
+        p_value: 1.0,
+        one_call_noise: false,
+    }
+}
+
+/// The noise of one call `n` for a call of `call_us` µs: raised to the
+/// policy's timing jitter over that time when that is larger
+/// ([`Noise::one_call_sigma_percent`]).
+pub fn at_call(n: SingleSampleNoise, noise: &Noise, call_us: f64) -> SingleSampleNoise {
+    let sigma_percent = noise.one_call_sigma_percent(n.sigma_percent, call_us);
+    SingleSampleNoise {
+        sigma_percent,
+        source: if sigma_percent > n.sigma_percent {
+            NoiseSource::Jitter
+        } else {
+            n.source
+        },
+        call_us: Some(call_us),
+        jitter_us: noise.single_sample_jitter_us,
+        ..n
+    }
+}
+
 /// How many standard deviations of a ratio of two single measurements
 /// (√2 × the noise of one, in log terms) a one-sample ratio must lie
 /// beyond the threshold to fail: 3, a one-sided p-value of 0.13%, since
@@ -208,10 +291,7 @@ pub const SINGLE_SAMPLE_Z: f64 = 3.0;
 /// policy's prior (`noise.single_sample_sigma_percent`); `None` when
 /// neither applies, and such a row only warns. Every same-platform rule
 /// (rows, op totals, kernel parts and families, per-phase ops) uses it.
-pub(super) fn one_call_noise(
-    comparison: &Comparison,
-    policy: &Policy,
-) -> Option<SingleSampleNoise> {
+pub fn one_call_noise(comparison: &Comparison, policy: &Policy) -> Option<SingleSampleNoise> {
     let borrowed = comparison
         .borrowed_noise
         .filter(|_| policy.noise.borrow_for_single_samples)
@@ -219,6 +299,8 @@ pub(super) fn one_call_noise(
             sigma_percent: b.sigma * 100.0,
             source: NoiseSource::Borrowed,
             rows: Some(b.rows),
+            call_us: None,
+            jitter_us: None,
         });
     let prior = || {
         policy
@@ -228,6 +310,8 @@ pub(super) fn one_call_noise(
                 sigma_percent,
                 source: NoiseSource::Prior,
                 rows: None,
+                call_us: None,
+                jitter_us: None,
             })
     };
     borrowed.or_else(prior)
@@ -235,7 +319,7 @@ pub(super) fn one_call_noise(
 
 /// The z-score of a one-sample ratio beyond `limit` under the noise of one
 /// call: ln(ratio / limit) / (√2 σ).
-fn single_sample_z(ratio: f64, limit: f64, noise: &SingleSampleNoise) -> f64 {
+pub fn single_sample_z(ratio: f64, limit: f64, noise: &SingleSampleNoise) -> f64 {
     let sigma = (std::f64::consts::SQRT_2 * noise.sigma_percent / 100.0).max(f64::MIN_POSITIVE);
     (ratio / limit).ln() / sigma
 }

@@ -1,8 +1,9 @@
 //! Judge tests on the bundled example (three profiler steps, so per-step
 //! samples): what a finding claims about its statistics — a range over too
 //! few steps, one sample that cannot fail unless the noise of one call
-//! (borrowed, else the policy's prior) says so, an inconclusive change
-//! with its minimum detectable effect, the share warning below the impact minimum,
+//! (borrowed, else the policy's prior, raised to the timing jitter of a
+//! short call) says so, and is inconclusive when it cannot; an
+//! inconclusive change with its minimum detectable effect, the share warning below the impact minimum,
 //! and the units of its limit.
 
 use super::*;
@@ -220,9 +221,12 @@ fn one_sample_far_beyond_the_borrowed_noise_fails_and_says_whose_noise() {
         .borrowed_noise
         .expect("the example's rows repeat");
     assert!(noise.rows >= 5 && noise.sigma > 0.0, "{noise:?}");
+    // The borrowed noise alone, no timing jitter over the call's time.
+    let mut policy = Policy::default();
+    policy.noise.single_sample_jitter_us = None;
     // Beyond 5% + 3 × √2 σ: fails, and enters the false-discovery control.
     let far = 1.05 * (3.5 * std::f64::consts::SQRT_2 * noise.sigma).exp();
-    let verdict = verdict_of(&before, &single(&baseline, index, far));
+    let verdict = verdict_under(&before, &single(&baseline, index, far), &policy);
     let finding = regression_on(&verdict, &baseline, index);
     assert_eq!(finding.severity, Severity::Fail, "{}", finding.message);
     assert!(
@@ -235,14 +239,27 @@ fn one_sample_far_beyond_the_borrowed_noise_fails_and_says_whose_noise() {
         finding.message
     );
     assert_eq!(verdict.outcome, Outcome::Fail);
-    // Beyond 5% but within the noise: a warning that says why.
+    // Beyond 5% but within the noise: inconclusive, never a pass.
     let near = 1.05 * (2.0 * std::f64::consts::SQRT_2 * noise.sigma).exp();
-    let verdict = verdict_of(&before, &single(&baseline, index, near));
+    let verdict = verdict_under(&before, &single(&baseline, index, near), &policy);
     let finding = regression_on(&verdict, &baseline, index);
-    assert_eq!(finding.severity, Severity::Warn, "{}", finding.message);
-    assert!(finding.message.contains("cannot fail the build on its own"));
+    assert_eq!(finding.severity, Severity::Fail, "{}", finding.message);
+    assert!(finding.statistics.inconclusive);
+    assert!(
+        finding.message.contains("cannot tell from noise")
+            && finding
+                .message
+                .contains("repeating rows of this trace): cannot tell"),
+        "{}",
+        finding.message
+    );
+    assert_eq!(verdict.outcome, Outcome::Inconclusive);
+    assert_eq!(verdict.counts.regressions, 0);
     // The same single call against itself: nothing.
-    assert_eq!(verdict_of(&before, &before).outcome, Outcome::Pass);
+    assert_eq!(
+        verdict_under(&before, &before, &policy).outcome,
+        Outcome::Pass
+    );
 }
 
 /// The policy with no borrowed noise and a prior noise of one call of
@@ -251,6 +268,7 @@ fn prior_only(sigma_percent: f64) -> Policy {
     let mut policy = Policy::default();
     policy.noise.borrow_for_single_samples = false;
     policy.noise.single_sample_sigma_percent = Some(sigma_percent);
+    policy.noise.single_sample_jitter_us = None;
     policy
 }
 
@@ -278,15 +296,24 @@ fn one_sample_beyond_the_prior_noise_fails_and_says_it_was_assumed() {
             sigma_percent: 3.0,
             source: NoiseSource::Prior,
             rows: None,
+            call_us: Some(baseline.ops[index].direct.sum),
+            jitter_us: None,
         })
     );
     assert_eq!(verdict.outcome, Outcome::Fail);
-    // ×1.15 is beyond 5% but within the prior's noise: a warning.
+    // ×1.15 is beyond 5% but within the prior's noise: inconclusive.
     let verdict = verdict_under(&before, &single(&baseline, index, 1.15), &policy);
     let finding = regression_on(&verdict, &baseline, index);
-    assert_eq!(finding.severity, Severity::Warn, "{}", finding.message);
-    assert!(finding.message.contains("cannot fail the build on its own"));
-    assert_eq!(finding.statistics.single_sample_noise, None);
+    assert_eq!(finding.severity, Severity::Fail, "{}", finding.message);
+    assert!(finding.statistics.inconclusive);
+    assert!(
+        finding
+            .message
+            .contains("strays ±3.0% here (assumed: policy"),
+        "{}",
+        finding.message
+    );
+    assert_eq!(verdict.outcome, Outcome::Inconclusive);
     // The same single call against itself: nothing.
     let itself = verdict_under(&before, &before, &policy);
     assert_eq!(itself.outcome, Outcome::Pass);
@@ -336,4 +363,140 @@ fn the_time_floor_follows_a_short_traces_scale() {
     let noise = Policy::default().noise;
     assert_eq!(noise.min_time_for(309.0), 3.09);
     assert_eq!(noise.min_time_for(1e6), 10.0);
+}
+
+/// The prior policy of `prior_only` with a timing jitter that makes the
+/// noise of one call of row `index` `percent`%.
+fn jitter_of(baseline: &Snapshot, index: usize, percent: f64) -> Policy {
+    let mut policy = prior_only(3.0);
+    policy.noise.single_sample_jitter_us = Some(baseline.ops[index].direct.sum * percent / 100.0);
+    policy
+}
+
+#[test]
+fn the_noise_of_one_call_is_its_floor_for_long_calls_and_the_jitter_over_short_ones() {
+    let noise = Policy::default().noise;
+    assert_eq!(noise.single_sample_sigma_percent, Some(3.5));
+    assert_eq!(noise.single_sample_jitter_us, Some(2.5));
+    // A long call: the floor (or the borrowed noise) holds.
+    assert_eq!(noise.one_call_sigma_percent(3.5, 1000.0), 3.5);
+    // A 41 µs call: 2.5 / 41 = 6.1%.
+    let short = noise.one_call_sigma_percent(3.5, 41.0);
+    assert!((short - 100.0 * 2.5 / 41.0).abs() < 1e-9, "{short}");
+    // A borrowed 1% is raised for a 2.5 µs call.
+    assert_eq!(noise.one_call_sigma_percent(1.0, 2.5), 100.0);
+    // No jitter: the base alone.
+    let mut off = noise.clone();
+    off.single_sample_jitter_us = None;
+    assert_eq!(off.one_call_sigma_percent(1.0, 2.5), 1.0);
+}
+
+#[test]
+fn a_short_call_is_judged_against_its_jitter_and_says_so() {
+    let baseline = example();
+    let index = row_with_share(&baseline, 3.0, 100.0);
+    let before = single(&baseline, index, 1.0);
+    // Jitter 10% of the call: ×1.3 is within 5% + 3 × √2 × 10% (×1.605).
+    let policy = jitter_of(&baseline, index, 10.0);
+    let verdict = verdict_under(&before, &single(&baseline, index, 1.3), &policy);
+    let finding = regression_on(&verdict, &baseline, index);
+    let noise = finding.statistics.single_sample_noise.expect("a noise");
+    assert_eq!(noise.source, NoiseSource::Jitter);
+    assert!((noise.sigma_percent - 10.0).abs() < 1e-9, "{noise:?}");
+    assert!(finding.statistics.inconclusive);
+    assert!(
+        finding
+            .message
+            .contains("measured once a side is 30.0% slower")
+            && finding
+                .message
+                .contains("strays ±10.0% here (timing jitter")
+            && finding.message.contains("beyond the 5% threshold")
+            && finding
+                .message
+                .contains("profile more steps or pass several baseline runs"),
+        "{}",
+        finding.message
+    );
+    let mde = finding
+        .statistics
+        .min_detectable_effect_percent
+        .expect("MDE");
+    assert!((mde - 60.5).abs() < 0.1, "{mde}");
+    assert_eq!(verdict.outcome, Outcome::Inconclusive);
+    // The borrowed noise is raised by the jitter too.
+    let mut policy = Policy::default();
+    policy.noise.single_sample_jitter_us = jitter_of(&baseline, index, 10.0)
+        .noise
+        .single_sample_jitter_us;
+    let verdict = verdict_under(&before, &single(&baseline, index, 1.3), &policy);
+    let noise = regression_on(&verdict, &baseline, index)
+        .statistics
+        .single_sample_noise
+        .expect("a noise");
+    assert_eq!(noise.source, NoiseSource::Jitter);
+    assert!(noise.rows.is_some(), "{noise:?}");
+}
+
+#[test]
+fn an_unconfirmed_single_sample_warns_under_its_knob_and_below_the_impact_minimum() {
+    let baseline = example();
+    let index = row_with_share(&baseline, 3.0, 100.0);
+    let before = single(&baseline, index, 1.0);
+    let mut policy = jitter_of(&baseline, index, 10.0);
+    policy.noise.on_unconfirmed_single_sample = Severity::Warn;
+    let verdict = verdict_under(&before, &single(&baseline, index, 1.3), &policy);
+    let finding = regression_on(&verdict, &baseline, index);
+    assert_eq!(finding.severity, Severity::Warn);
+    assert!(finding.statistics.inconclusive);
+    assert_eq!(verdict.outcome, Outcome::Pass);
+    // Below the impact minimum on a row holding a material share: a
+    // warning as before, not inconclusive.
+    let index = row_with_share(&baseline, 1.2, 2.4);
+    let before = single(&baseline, index, 1.0);
+    let policy = jitter_of(&baseline, index, 10.0);
+    let verdict = verdict_under(&before, &single(&baseline, index, 1.2), &policy);
+    let finding = regression_on(&verdict, &baseline, index);
+    assert_eq!(finding.severity, Severity::Warn, "{}", finding.message);
+    assert!(!finding.statistics.inconclusive);
+    assert!(
+        finding
+            .message
+            .contains("less than the 0.5% impact minimum")
+    );
+    assert_eq!(verdict.outcome, Outcome::Pass);
+}
+
+#[test]
+fn an_unconfirmed_single_sample_is_named_before_the_timeline() {
+    let baseline = example();
+    let index = row_with_share(&baseline, 3.0, 100.0);
+    let before = single(&baseline, index, 1.0);
+    let policy = jitter_of(&baseline, index, 10.0);
+    let mut verdict = verdict_under(&before, &single(&baseline, index, 1.3), &policy);
+    // A failing timeline finding adding more: the op still comes first.
+    verdict.findings.insert(
+        0,
+        Finding {
+            impact_percent: Some(50.0),
+            priority: crate::gate::verdict::FindingPriority::Critical,
+            ..Finding::new(
+                "timeline",
+                Severity::Fail,
+                FindingKind::Timeline,
+                "baseline",
+                "busy time +50%".into(),
+            )
+        },
+    );
+    verdict.sort_findings();
+    let first = &verdict.findings[0];
+    assert_eq!(
+        first.kind,
+        FindingKind::Regression,
+        "{:?}",
+        verdict.findings
+    );
+    assert!(first.statistics.inconclusive);
+    assert_eq!(verdict.findings[1].kind, FindingKind::Timeline);
 }

@@ -352,6 +352,24 @@ pub(super) fn nullable_positive_percent<'de, D: Deserializer<'de>>(
     Ok(Option::<Positive>::deserialize(d)?.map(|p| p.0))
 }
 
+/// A positive number, or `null` for none.
+pub(super) fn nullable_positive<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    struct Positive(f64);
+    impl<'de> Deserialize<'de> for Positive {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Positive, D::Error> {
+            checked_number(d, "a positive number, or null", |v| {
+                if v > 0.0 && v.is_finite() {
+                    Ok(())
+                } else {
+                    Err(format!("must be positive, or null, not {v}"))
+                }
+            })
+            .map(Positive)
+        }
+    }
+    Ok(Option::<Positive>::deserialize(d)?.map(|p| p.0))
+}
+
 pub(super) fn confidence<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
     checked_number(d, "a confidence level between 0 and 1", |v| {
         if v > 0.0 && v < 1.0 {

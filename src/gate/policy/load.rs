@@ -30,9 +30,10 @@ use super::limits::{Breach, MAX_POLICY_BYTES, prescan, too_large};
 use super::matcher::OpMatcher;
 use super::model::{
     Accept, Budget, Communication, CrossPlatform, DEFAULT_LABEL, DEFAULT_YAML, EfficiencyRule,
-    HardwareChoice, HardwarePolicy, Integrity, MissingOps, NewOps, Noise, POLICY_VERSION, Policy,
-    Replay, Rule, TimelineMetric, TimelineRule,
+    HardwareChoice, HardwarePolicy, Integrity, MissingOps, NewOps, POLICY_VERSION, Policy, Replay,
+    Rule, TimelineMetric, TimelineRule,
 };
+use super::noise::Noise;
 use super::probe::{fields_of, locate};
 use crate::analysis::hardware::{Catalog, PeakBasis, builtin_catalog};
 use crate::analysis::ops::category::Category;
@@ -521,7 +522,9 @@ mod tests {
                 "seed",
                 "false_discovery_rate",
                 "borrow_for_single_samples",
-                "single_sample_sigma_percent"
+                "single_sample_sigma_percent",
+                "single_sample_jitter_us",
+                "on_unconfirmed_single_sample"
             ]
         );
         assert_eq!(

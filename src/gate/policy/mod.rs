@@ -30,6 +30,7 @@ mod limits;
 mod load;
 mod matcher;
 mod model;
+mod noise;
 mod probe;
 mod summary;
 
@@ -45,10 +46,10 @@ pub use load::PolicyError;
 pub use matcher::{OpMatcher, Pattern};
 pub use model::{
     Accept, Budget, Communication, CrossPlatform, DEFAULT_LABEL, DEFAULT_YAML, EfficiencyRule,
-    Expectation, Expected, HardwareChoice, HardwarePolicy, Integrity, MissingOps, NewOps, Noise,
-    POLICY_VERSION, Policy, RatioRule, Replay, Rule, SINGLE_SAMPLE_SIGMA_PERCENT, TimelineMetric,
-    TimelineRule,
+    Expectation, Expected, HardwareChoice, HardwarePolicy, Integrity, MissingOps, NewOps,
+    POLICY_VERSION, Policy, RatioRule, Replay, Rule, TimelineMetric, TimelineRule,
 };
+pub use noise::{Noise, SINGLE_SAMPLE_JITTER_US, SINGLE_SAMPLE_SIGMA_PERCENT};
 pub use summary::Summary;
 
 /// The commented default policy, for `tracegate policy init`.

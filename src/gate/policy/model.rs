@@ -11,6 +11,7 @@ use super::date::Date;
 use super::de::{self, Validate};
 use super::history::History;
 use super::matcher::{OpMatcher, Pattern};
+use super::noise::Noise;
 use crate::analysis::comm::CommKernels;
 use crate::analysis::hardware::{Catalog, Hardware, PeakBasis};
 use crate::analysis::ops::category::Category;
@@ -171,106 +172,6 @@ impl fmt::Display for HardwareChoice {
             HardwareChoice::Detected => f.write_str("detected"),
             HardwareChoice::Given { hardware, .. } => f.write_str(&hardware.name),
         }
-    }
-}
-
-/// Statistics and the thresholds every op-level comparison shares.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct Noise {
-    /// Confidence level of the slowdown's interval, in (0, 1).
-    #[serde(deserialize_with = "de::confidence")]
-    pub confidence: f64,
-    /// Smallest slowdown that counts, %: a regression needs the whole
-    /// interval of candidate/baseline above 1 + this / 100.
-    #[serde(deserialize_with = "de::non_negative")]
-    pub min_effect_percent: f64,
-    /// Smallest impact that counts: the added time as a % of the baseline's
-    /// total GPU time.
-    #[serde(deserialize_with = "de::non_negative")]
-    pub min_impact_percent: f64,
-    /// Run-to-run noise assumed when it cannot be measured, %: traces from
-    /// one job do not show it. The threshold is the largest of
-    /// `min_effect_percent`, this, and the noise measured from several
-    /// baselines.
-    #[serde(deserialize_with = "de::non_negative")]
-    pub noise_floor_percent: f64,
-    /// Rows whose GPU time per run is below this on both sides, µs, are not
-    /// judged for regressions, improvements or ratios; in a workload with
-    /// less than 100 × this of GPU time the floor is 1% of its GPU time
-    /// instead ([`Noise::min_time_for`]).
-    #[serde(deserialize_with = "de::non_negative")]
-    pub min_time_us: f64,
-    /// Bootstrap resamples per row (100 to
-    /// [`MAX_RESAMPLES`](crate::gate::stats::MAX_RESAMPLES)).
-    #[serde(deserialize_with = "de::resamples")]
-    pub resamples: u32,
-    /// Seed of the bootstrap's random numbers (same seed, same verdict).
-    pub seed: u64,
-    /// False-discovery rate across all rows of a check (Benjamini–Hochberg),
-    /// in (0, 1].
-    #[serde(deserialize_with = "de::rate")]
-    pub false_discovery_rate: f64,
-    /// Judge a row with one sample on a side against the noise of one call
-    /// borrowed from the trace's repeating rows, so a large enough slowdown
-    /// of it can fail (docs/POLICY.md, "What one measurement can decide");
-    /// `false`: such a row only warns.
-    pub borrow_for_single_samples: bool,
-    /// The noise of one call, % (a standard deviation of its log time),
-    /// assumed for a row with one sample on a side when the trace cannot
-    /// lend one (too few rows repeat, or borrowing is off): a prior, the
-    /// largest borrowed noise measured over the corpus traces
-    /// (docs/POLICY.md, "What one measurement can decide"); `None`
-    /// (`null`): such a row only warns.
-    #[serde(deserialize_with = "de::nullable_positive_percent")]
-    pub single_sample_sigma_percent: Option<f64>,
-}
-
-/// The default [`Noise::single_sample_sigma_percent`], %: 15, at least the
-/// largest noise of one call borrowed from any corpus trace (14.9%, an
-/// MI210 trace; docs/POLICY.md).
-pub const SINGLE_SAMPLE_SIGMA_PERCENT: f64 = 15.0;
-
-impl Default for Noise {
-    fn default() -> Noise {
-        Noise {
-            confidence: 0.95,
-            min_effect_percent: 5.0,
-            min_impact_percent: 0.5,
-            noise_floor_percent: 3.0,
-            min_time_us: 10.0,
-            resamples: 2000,
-            seed: 1,
-            false_discovery_rate: 0.05,
-            borrow_for_single_samples: true,
-            single_sample_sigma_percent: Some(SINGLE_SAMPLE_SIGMA_PERCENT),
-        }
-    }
-}
-
-impl Noise {
-    /// The effective relative threshold, %: the largest of
-    /// `min_effect_percent`, `noise_floor_percent` and the measured
-    /// run-to-run noise (when several baselines measure it). Relative limits
-    /// of other rules (`max_regression_percent`) are raised to the noise
-    /// part of it the same way: see [`Noise::raise`].
-    pub fn threshold_percent(&self, measured_noise_percent: Option<f64>) -> f64 {
-        self.raise(self.min_effect_percent, measured_noise_percent)
-    }
-
-    /// The time floor of a workload whose baseline has `total_us` of GPU
-    /// time: `min_time_us`, or 1% of that time when smaller, so a short
-    /// trace (309 µs) still judges its ops holding a few percent of it.
-    pub fn min_time_for(&self, total_us: f64) -> f64 {
-        self.min_time_us.min(total_us / 100.0)
-    }
-
-    /// A relative limit raised to the noise: max(limit, noise floor,
-    /// measured noise).
-    pub fn raise(&self, limit_percent: f64, measured_noise_percent: Option<f64>) -> f64 {
-        limit_percent
-            .max(self.noise_floor_percent)
-            .max(measured_noise_percent.unwrap_or(0.0))
     }
 }
 

@@ -120,7 +120,8 @@ fn unknown_keys_give_line_column_and_did_you_mean() {
         "policy.yaml:4:3: noise: unknown field `min_efect_percent`, did you mean \
          `min_effect_percent`? (expected one of `confidence`, `min_effect_percent`, \
          `min_impact_percent`, `noise_floor_percent`, `min_time_us`, `resamples`, `seed`, \
-         `false_discovery_rate`, `borrow_for_single_samples`, `single_sample_sigma_percent`)"
+         `false_discovery_rate`, `borrow_for_single_samples`, `single_sample_sigma_percent`, \
+         `single_sample_jitter_us`, `on_unconfirmed_single_sample`)"
     );
     assert_eq!(
         error("version: 1\nbudgets:\n  - match: { name: x }\n    max_count: 3\n    max_time: 3\n"),
@@ -459,6 +460,34 @@ fn the_prior_noise_of_one_call_is_a_percentage_or_null() {
     assert_eq!(
         error("version: 1\nnoise:\n  single_sample_sigma_percent: 0\n"),
         "policy.yaml:3:32: noise.single_sample_sigma_percent: must be in (0, 100], or null, not 0"
+    );
+}
+
+#[test]
+fn the_jitter_of_one_call_is_positive_or_null_and_unconfirmed_rows_have_a_severity() {
+    let noise = |text: &str| Policy::from_yaml(text, "policy.yaml").unwrap().noise;
+    let default = noise("version: 1\n");
+    assert_eq!(
+        default.single_sample_jitter_us,
+        Some(SINGLE_SAMPLE_JITTER_US)
+    );
+    assert_eq!(default.on_unconfirmed_single_sample, Severity::Fail);
+    let set = noise(
+        "version: 1\nnoise:\n  single_sample_jitter_us: 4\n  on_unconfirmed_single_sample: warn\n",
+    );
+    assert_eq!(set.single_sample_jitter_us, Some(4.0));
+    assert_eq!(set.on_unconfirmed_single_sample, Severity::Warn);
+    assert_eq!(
+        noise("version: 1\nnoise:\n  single_sample_jitter_us: null\n").single_sample_jitter_us,
+        None
+    );
+    assert_eq!(
+        error("version: 1\nnoise:\n  single_sample_jitter_us: -1\n"),
+        "policy.yaml:3:28: noise.single_sample_jitter_us: must be positive, or null, not -1"
+    );
+    assert!(
+        error("version: 1\nnoise:\n  on_unconfirmed_single_sample: maybe\n")
+            .contains("noise.on_unconfirmed_single_sample"),
     );
 }
 

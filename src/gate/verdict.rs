@@ -33,7 +33,8 @@ pub const DRIFT_RULE: &str = "drift";
 /// `jitter_us` and source `jitter` (a short call's timing jitter), and a
 /// failing `regression` that is `inconclusive` (a one-sample change the
 /// noise of one call cannot confirm), which makes the outcome
-/// `inconclusive`.
+/// `inconclusive`, with the group field `inconclusive` and the count
+/// `inconclusive_groups`.
 pub const VERDICT_SCHEMA_MINOR: u32 = 6;
 
 /// How much a finding matters, as the policy rule that raised it says.
@@ -607,9 +608,14 @@ pub struct Counts {
     /// Missing ops.
     pub missing: usize,
     /// Groups (one line per op and kind, see [`FindingGroup`]) of severity
-    /// `fail`: the lines a reader sees failing.
+    /// `fail` that are not [`FindingGroup::inconclusive`]: the lines a
+    /// reader sees failing.
     #[serde(default)]
     pub failing_groups: usize,
+    /// Groups of severity `fail` that are [`FindingGroup::inconclusive`]:
+    /// changes the data cannot confirm, which make the verdict inconclusive.
+    #[serde(default)]
+    pub inconclusive_groups: usize,
     /// Groups of severity `warn`.
     #[serde(default)]
     pub warning_groups: usize,
@@ -634,6 +640,12 @@ pub struct FindingGroup {
     /// The most severe of its findings.
     #[serde(deserialize_with = "report_severity")]
     pub severity: Severity,
+    /// A failing group whose failing findings are all changes the data
+    /// cannot confirm (`statistics.inconclusive`: a one-sample change the
+    /// noise of one call cannot tell from noise): shown as inconclusive, not
+    /// as failing.
+    #[serde(default)]
+    pub inconclusive: bool,
     /// Indices into [`Verdict::findings`], most important first.
     pub findings: Vec<usize>,
     /// Per finding (parallel to `findings`): what tells it from a finding of

@@ -149,11 +149,17 @@ fn build(
         let cand: f64 = matched.iter().map(|r| r.candidate.total_us).sum();
         ratio_percent(base / b as f64, cand / c as f64)
     });
+    let inconclusive = severity == Severity::Fail
+        && group
+            .iter()
+            .filter(|f| f.severity == Severity::Fail)
+            .all(|f| f.statistics.inconclusive);
     let mut result = FindingGroup {
         workload: first.workload.clone(),
         label,
         kind: first.kind,
         severity,
+        inconclusive,
         findings: members,
         tags,
         shapes: dims.len(),
@@ -175,11 +181,18 @@ fn build(
         // rank set's message says what its figures cannot (who waits for
         // whom, how long per call, the bandwidth).
         Some(first.message.clone())
+    } else if inconclusive {
+        Some(UNCONFIRMED_ADVICE.to_string())
     } else {
         advice(&result)
     };
     result
 }
+
+/// The advice of an inconclusive group: what would settle it.
+const UNCONFIRMED_ADVICE: &str = "Measured once a side: one measurement cannot tell this change \
+     from noise. Profile more steps, or pass several baseline runs (`--baseline` more than once, \
+     or `--history`), to confirm or clear it.";
 
 /// The ratio of the summed figures the findings show, when they all show
 /// both sides in one metric (a report.json read back has no rows).

@@ -279,7 +279,12 @@ pub fn judge_with(workloads: &[Workload], policy: &Policy, options: &JudgeOption
     verdict.counts.failing_groups = verdict
         .groups
         .iter()
-        .filter(|g| g.severity == Severity::Fail)
+        .filter(|g| g.severity == Severity::Fail && !g.inconclusive)
+        .count();
+    verdict.counts.inconclusive_groups = verdict
+        .groups
+        .iter()
+        .filter(|g| g.severity == Severity::Fail && g.inconclusive)
         .count();
     verdict.counts.warning_groups = verdict
         .groups

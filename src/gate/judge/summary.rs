@@ -21,13 +21,9 @@ pub(super) fn op_key_text(op: &OpRef) -> String {
 pub(super) fn headline(verdict: &Verdict) -> String {
     let c = &verdict.counts;
     let multi = verdict.workloads.len() > 1;
-    let listed = |severity: Severity| {
+    let listed = |shown: &dyn Fn(&FindingGroup) -> bool| {
         let mut text = String::new();
-        let matching: Vec<&FindingGroup> = verdict
-            .groups
-            .iter()
-            .filter(|g| g.severity == severity)
-            .collect();
+        let matching: Vec<&FindingGroup> = verdict.groups.iter().filter(|g| shown(g)).collect();
         for (i, group) in matching.iter().enumerate() {
             let item = brief(group, multi);
             if i > 0 && text.chars().count() + item.chars().count() > HEADLINE_ROOM {
@@ -45,24 +41,29 @@ pub(super) fn headline(verdict: &Verdict) -> String {
         Outcome::Fail => format!(
             "❌ tracegate: {} failing: {}",
             c.failing_groups,
-            listed(Severity::Fail)
+            listed(&|g| g.severity == Severity::Fail && !g.inconclusive)
         ),
         Outcome::Pass if c.warning_groups > 0 => format!(
             "⚠️ tracegate: passed with {} warning{}: {}",
             c.warning_groups,
             plural(c.warning_groups),
-            listed(Severity::Warn)
+            listed(&|g| g.severity == Severity::Warn)
         ),
         Outcome::Pass if c.accepted > 0 => format!(
             "☑️ tracegate: passed with {} accepted finding{}: {}",
             c.accepted,
             plural(c.accepted),
-            listed(Severity::Accepted)
+            listed(&|g| g.severity == Severity::Accepted)
         ),
         Outcome::Pass => format!(
             "✅ tracegate: no regressions ({} op row{} unchanged)",
             c.unchanged,
             plural(c.unchanged)
+        ),
+        Outcome::Inconclusive if c.inconclusive_groups > 0 => format!(
+            "❔ tracegate: inconclusive · {} unconfirmed: {}",
+            c.inconclusive_groups,
+            listed(&|g| g.inconclusive)
         ),
         Outcome::Inconclusive => {
             let top = verdict

@@ -255,6 +255,24 @@ fn one_sample_far_beyond_the_borrowed_noise_fails_and_says_whose_noise() {
     );
     assert_eq!(verdict.outcome, Outcome::Inconclusive);
     assert_eq!(verdict.counts.regressions, 0);
+    // Its line is inconclusive, not failing, and says what would settle it.
+    let group = &verdict.groups[0];
+    assert!(group.inconclusive && group.severity == Severity::Fail);
+    assert!(
+        group
+            .advice
+            .as_deref()
+            .is_some_and(|a| a.contains("Profile more steps")),
+        "{:?}",
+        group.advice
+    );
+    assert_eq!(
+        (
+            verdict.counts.failing_groups,
+            verdict.counts.inconclusive_groups
+        ),
+        (0, 1)
+    );
     // The same single call against itself: nothing.
     assert_eq!(
         verdict_under(&before, &before, &policy).outcome,

@@ -29,6 +29,8 @@ pub(super) struct ShapeRow {
 #[derive(Serialize)]
 pub(super) struct GroupView {
     pub(super) severity: &'static str,
+    /// A failing group the data cannot confirm ([`FindingGroup::inconclusive`]).
+    pub(super) inconclusive: bool,
     icon: &'static str,
     pub(super) workload: String,
     pub(super) op: String,
@@ -132,7 +134,9 @@ impl GroupView {
                 || packages > 0);
         GroupView {
             severity: group.severity.as_str(),
+            inconclusive: group.inconclusive,
             icon: match group.severity {
+                Severity::Fail if group.inconclusive => "❔",
                 Severity::Fail => "❌",
                 Severity::Warn => "⚠️",
                 Severity::Accepted => "☑️",
@@ -193,14 +197,24 @@ pub(super) fn group_views(
     (flagged, info)
 }
 
-/// Failing and warning lines: the verdict's group counts, or counted from
-/// the groups for a report.json written before they existed.
-pub(super) fn group_counts(groups: &[FindingGroup], c: &Counts) -> (usize, usize) {
-    let count = |s: Severity| groups.iter().filter(|g| g.severity == s).count();
-    if c.failing_groups + c.warning_groups > 0 || groups.is_empty() {
-        (c.failing_groups, c.warning_groups)
+/// Failing, inconclusive and warning lines: the verdict's group counts,
+/// or counted from the groups for a report.json written before they
+/// existed.
+pub(super) fn group_counts(groups: &[FindingGroup], c: &Counts) -> (usize, usize, usize) {
+    let count = |s: Severity, inconclusive: bool| {
+        groups
+            .iter()
+            .filter(|g| g.severity == s && g.inconclusive == inconclusive)
+            .count()
+    };
+    if c.failing_groups + c.inconclusive_groups + c.warning_groups > 0 || groups.is_empty() {
+        (c.failing_groups, c.inconclusive_groups, c.warning_groups)
     } else {
-        (count(Severity::Fail), count(Severity::Warn))
+        (
+            count(Severity::Fail, false),
+            count(Severity::Fail, true),
+            count(Severity::Warn, false),
+        )
     }
 }
 

@@ -30,8 +30,8 @@
 //! | `icon` | ✅, ⚠️, ☑️, ❌ or ❔ |
 //! | `headline` | the verdict's headline without a leading status icon |
 //! | `title` | the verdict line after `tracegate:`: `status · headline`, or the headline alone when it opens with the status' word |
-//! | `counts` | the verdict's counts: `regressions`, `warnings`, `failures`, `improvements`, `unchanged`, `new`, `missing`, `failing_groups`, `warning_groups`, `accepted` |
-//! | `failing`, `warning` | failing and warning lines (groups) |
+//! | `counts` | the verdict's counts: `regressions`, `warnings`, `failures`, `improvements`, `unchanged`, `new`, `missing`, `failing_groups`, `inconclusive_groups`, `warning_groups`, `accepted` |
+//! | `failing`, `inconclusive`, `warning` | failing, inconclusive and warning lines (groups) |
 //! | `workloads` | per workload: `name`, `cross_platform`, `environment` (rows of `label`, `baseline`, `candidate`), `timeline` (rows of `metric`, `baseline`, `candidate`, `delta`), `matched`, `unchanged`, `notes` |
 //! | `multi_workload` | more than one workload (a heading or column per workload) |
 //! | `cross_platform` | some workload ran on two platforms (show expected ratios) |
@@ -44,7 +44,8 @@
 //! | `policy`, `version`, `schema_version` | the policy used, the tracegate version, the report schema version |
 //! | `verdict` | the whole [`Verdict`](crate::gate::verdict::Verdict), as in `report.json` |
 //!
-//! A group (line) has `severity`, `icon`, `workload`, `op`, `shapes` (`8
+//! A group (line) has `severity`, `inconclusive` (a failing line the data
+//! cannot confirm, icon ❔), `icon`, `workload`, `op`, `shapes` (`8
 //! shapes`, or the one shape), `delta`, `impact`, `why` (`same kernels`,
 //! `kernels changed`, the kind; the expected ratio across platforms),
 //! `replay` (`8 packages`) and `replay_url` (the artifact, a checked http(s)

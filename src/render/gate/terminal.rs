@@ -90,6 +90,7 @@ impl Column {
     /// The cell's text (not yet wrapped).
     fn text(self, g: &GroupView) -> String {
         match self {
+            Column::Severity if g.inconclusive => "UNSURE".to_string(),
             Column::Severity => severity_word(g.level).to_string(),
             Column::Workload => printable(&g.workload),
             Column::Op => printable(&shorten(&g.op, NAME_CHARS)),
@@ -137,11 +138,16 @@ pub fn render_terminal(verdict: &Verdict, top: usize, style: Style) -> String {
     let mut out = headline(verdict, style);
     let groups = verdict_groups(verdict);
     let (flagged, info) = group_views(verdict, &groups, None);
-    let (failing, warning) = group_counts(&groups, &verdict.counts);
+    let (failing, inconclusive, warning) = group_counts(&groups, &verdict.counts);
     let c = &verdict.counts;
+    let inconclusive = if inconclusive > 0 {
+        format!(" · {inconclusive}\u{a0}inconclusive")
+    } else {
+        String::new()
+    };
     // Non-breaking spaces keep each count with its label when the line wraps.
     let counts = format!(
-        "{failing}\u{a0}failing · {warning}\u{a0}warning{} · {}\u{a0}improvement{} · {}\u{a0}unchanged · {}\u{a0}new\u{a0}ops · {}\u{a0}missing\u{a0}ops{}",
+        "{failing}\u{a0}failing{inconclusive} · {warning}\u{a0}warning{} · {}\u{a0}improvement{} · {}\u{a0}unchanged · {}\u{a0}new\u{a0}ops · {}\u{a0}missing\u{a0}ops{}",
         plural(warning),
         c.improvements,
         plural(c.improvements),

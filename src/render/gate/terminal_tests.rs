@@ -167,3 +167,34 @@ fn terminal_table_neutralises_control_characters() {
         assert!(!line.contains("##["), "{line}");
     }
 }
+
+/// A failing line the data cannot confirm reads as inconclusive, not as a
+/// failure: `UNSURE` in the table, its own count, and the advice that
+/// would settle it; the comment marks it ❔.
+#[test]
+fn an_unconfirmed_line_reads_as_inconclusive() {
+    let mut f = finding("aten::addmm", Severity::Fail, FindingKind::Regression, 4.0);
+    f.statistics.inconclusive = true;
+    let mut v = verdict(vec![f]);
+    v.outcome = Outcome::Inconclusive;
+    // Counted from the groups, as for a report.json without group counts.
+    v.counts = Default::default();
+    let text = terminal(&v, 10, false, 80);
+    assert_fits(&text, 80);
+    let row = text
+        .lines()
+        .find(|l| l.contains("aten::addmm") && l.starts_with('│'))
+        .expect("the table row");
+    assert!(row.contains("UNSURE") && !row.contains("FAIL"), "{text}");
+    assert!(
+        text.contains("0 failing · 1 inconclusive · 0 warnings"),
+        "{text}"
+    );
+    assert!(text.contains("Profile more steps"), "{text}");
+    let comment = crate::render::gate::render_comment(&v, "default", None).expect("comment");
+    assert!(comment.contains("❔ aten::addmm"), "{comment}");
+    assert!(
+        comment.contains("0 failing · 1 inconclusive · 0 warnings"),
+        "{comment}"
+    );
+}

@@ -74,6 +74,7 @@ pub(super) fn verdict(findings: Vec<Finding>) -> Verdict {
             new: 0,
             missing: 0,
             failing_groups: 1,
+            inconclusive_groups: 0,
             warning_groups: 1,
             accepted: 0,
         },
@@ -205,6 +206,7 @@ fn comment_snapshot_cross_platform() {
         new: 0,
         missing: 1,
         failing_groups: 0,
+        inconclusive_groups: 0,
         warning_groups: 1,
         accepted: 0,
     };

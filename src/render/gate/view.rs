@@ -139,7 +139,7 @@ impl Prepared {
         // Bounded: `comment` renders a report.json that may come from anywhere.
         let headline = shorten(headline_text(&verdict.headline), 500);
         let c = &verdict.counts;
-        let (failing, warning) = group_counts(&groups, c);
+        let (failing, inconclusive, warning) = group_counts(&groups, c);
         let workloads: Vec<WorkloadView> =
             verdict.workloads.iter().map(WorkloadView::new).collect();
         let chart_groups: Vec<&FindingGroup> = groups
@@ -153,6 +153,7 @@ impl Prepared {
             title => title(status_text, &headline),
             counts => Value::from(Serde(c)),
             failing => failing,
+            inconclusive => inconclusive,
             warning => warning,
             workloads => Value::from(Serde(&workloads)),
             multi_workload => verdict.workloads.len() > 1,
@@ -170,7 +171,7 @@ impl Prepared {
             diffs,
             status: (icon, status_text),
             headline,
-            counts_line: counts_line(failing, warning, c),
+            counts_line: counts_line(failing, inconclusive, warning, c),
         }
     }
 
@@ -221,9 +222,14 @@ impl Prepared {
     }
 }
 
-fn counts_line(failing: usize, warning: usize, c: &Counts) -> String {
+fn counts_line(failing: usize, inconclusive: usize, warning: usize, c: &Counts) -> String {
+    let inconclusive = if inconclusive > 0 {
+        format!(" · **{inconclusive}** inconclusive")
+    } else {
+        String::new()
+    };
     format!(
-        "**{failing}** failing · **{warning}** warning{} · {} improvement{} · {} unchanged · {} new · {} missing",
+        "**{failing}** failing{inconclusive} · **{warning}** warning{} · {} improvement{} · {} unchanged · {} new · {} missing",
         if warning == 1 { "" } else { "s" },
         c.improvements,
         if c.improvements == 1 { "" } else { "s" },

@@ -225,6 +225,10 @@ fn why(group: &FindingGroup, findings: &[&Finding], cross_platform: bool) -> Str
     if findings.iter().any(|f| f.rule == DRIFT_RULE) {
         return "drift over merges".to_string();
     }
+    if group.inconclusive {
+        // Why it cannot fail: one measurement a side (the advice says more).
+        return "measured once".to_string();
+    }
     match group.kind {
         FindingKind::Regression | FindingKind::Improvement | FindingKind::UnexpectedRatio => {
             match group.same_kernels {

@@ -1209,7 +1209,8 @@ fn comm_kernel_patterns_count_a_kernel_as_communication() {
 
     // check: the candidate's dispatch kernel takes twice as long. Counted
     // as computation, computation time fails (+80%); counted as
-    // communication, computation time is unchanged.
+    // communication, computation time is unchanged and the kernel fails as
+    // a slower collective.
     let dir = tempfile::tempdir().expect("temp dir");
     let candidate = dir.path().join("deep_ep_dispatch.json");
     let text = std::fs::read_to_string(&trace).unwrap();
@@ -1247,20 +1248,32 @@ fn comm_kernel_patterns_count_a_kernel_as_communication() {
                 .as_f64()
                 .unwrap()
         };
+        let first = &report["groups"][0];
         (
             output.status.code(),
             metric("computation_time"),
             metric("exposed_comm_time"),
+            format!("{} {}", first["kind"], first["label"]),
         )
     };
-    assert_eq!(check(&[], "plain"), (Some(1), 180.0, 0.0));
+    let (code, computation, exposed, first) = check(&[], "plain");
+    assert_eq!((code, computation, exposed), (Some(1), 180.0, 0.0));
+    assert!(!first.starts_with("\"collective\""), "{first}");
+    // As communication, the kernel's one call is its own floor: twice as
+    // long fails as a slower collective, named after the kernel, and
+    // computation time is unchanged.
+    let dispatch = "\"collective\" \"void deep_ep::intranode::dispatch";
     let flag = [
         std::ffi::OsStr::new("--comm-kernel"),
         std::ffi::OsStr::new("dispatch"),
     ];
-    assert_eq!(check(&flag, "flag"), (Some(0), 40.0, 140.0));
+    let (code, computation, exposed, first) = check(&flag, "flag");
+    assert_eq!((code, computation, exposed), (Some(1), 40.0, 140.0));
+    assert!(first.starts_with(dispatch), "{first}");
     let from_policy = [std::ffi::OsStr::new("--policy"), policy.as_os_str()];
-    assert_eq!(check(&from_policy, "policy"), (Some(0), 40.0, 140.0));
+    let (code, computation, exposed, first) = check(&from_policy, "policy");
+    assert_eq!((code, computation, exposed), (Some(1), 40.0, 140.0));
+    assert!(first.starts_with(dispatch), "{first}");
 
     assert_input_error(
         tracegate()

@@ -172,8 +172,16 @@ fn build(
         environment_changes,
         summary: String::new(),
         advice: None,
-        path_a: group.iter().find_map(|f| f.path_a.clone()),
-        path_b: group.iter().find_map(|f| f.path_b.clone()),
+        // How to make a slow op faster is premature while its slowdown is
+        // unconfirmed: the advice says what would settle it instead.
+        path_a: group
+            .iter()
+            .find_map(|f| f.path_a.clone())
+            .filter(|_| !inconclusive),
+        path_b: group
+            .iter()
+            .find_map(|f| f.path_b.clone())
+            .filter(|_| !inconclusive),
     };
     result.summary = summary_line(&result, first);
     result.advice = if first.rule == DRIFT_RULE || first.kind.is_rank_set() {

@@ -258,6 +258,7 @@ fn one_sample_far_beyond_the_borrowed_noise_fails_and_says_whose_noise() {
     // Its line is inconclusive, not failing, and says what would settle it.
     let group = &verdict.groups[0];
     assert!(group.inconclusive && group.severity == Severity::Fail);
+    assert!(finding.path_a.is_some() && group.path_a.is_none() && group.path_b.is_none());
     assert!(
         group
             .advice

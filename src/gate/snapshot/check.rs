@@ -143,6 +143,22 @@ fn op_row(index: usize, op: &OpSnapshot) -> Result<(), String> {
             .map_err(|problem| at(format_args!("{place}.kernel_sequence[{i}]"), problem))?;
     }
     kernel_samples(&format!("{place}.kernel_samples_us"), &op.kernel_samples_us)?;
+    if let Some(graph) = &op.graph {
+        let strings = [
+            ("graph", graph.graph.as_str()),
+            ("launch", &graph.launch),
+            ("variant", graph.variant.as_deref().unwrap_or("")),
+        ];
+        for (name, text) in strings {
+            string(text).map_err(|problem| at(format_args!("{place}.graph.{name}"), problem))?;
+        }
+    }
+    length(op.kernel_us.len(), MAX_KERNELS, "kernel times")
+        .map_err(|problem| at(format_args!("{place}.kernel_us"), problem))?;
+    for (k, (name, us)) in op.kernel_us.iter().enumerate() {
+        string(name).map_err(|problem| at(format_args!("{place}.kernel_us[{k}]"), problem))?;
+        time(*us).map_err(|problem| at(format_args!("{place}.kernel_us[{k}]"), problem))?;
+    }
     if let Some(model) = &op.model {
         string(&model.family)
             .map_err(|problem| at(format_args!("{place}.model.family"), problem))?;

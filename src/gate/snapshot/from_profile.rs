@@ -296,7 +296,7 @@ fn op_rows(rows: &[UniqueArgs]) -> Vec<OpSnapshot> {
                     bytes: stored_count(model.bytes),
                     compute_spec: model.compute_spec,
                 }),
-                graph: row.graph.clone(),
+                graph: row.graph.as_ref().map(stored_place),
                 kernel_us: match row.graph {
                     Some(_) => kernel_totals(row),
                     None => Vec::new(),
@@ -380,6 +380,20 @@ fn kernel_totals(row: &UniqueArgs) -> Vec<(String, f64)> {
         }
     }
     totals
+        .into_iter()
+        .take(MAX_KERNELS)
+        .map(|(name, us)| (stored_string(&name), stored_time(us)))
+        .collect()
+}
+
+/// A graph place as stored: its strings within the snapshot's bounds.
+fn stored_place(place: &GraphPlace) -> GraphPlace {
+    GraphPlace {
+        graph: stored_string(&place.graph),
+        launch: stored_string(&place.launch),
+        variant: place.variant.as_deref().map(stored_string),
+        ..place.clone()
+    }
 }
 
 /// Whether a row's calls (over the rows merged into it) launch different

@@ -565,6 +565,35 @@ fn rows_that_differ_only_in_graph_place_are_two_keys() {
 }
 
 #[test]
+fn graph_rows_keep_the_bounds_of_every_string_and_list() {
+    let long = "x".repeat(MAX_STRING_BYTES + 1);
+    let message = refused(|v| {
+        v["ops"][0]["graph"] =
+            serde_json::json!({"graph": long, "role": "kernel", "launch": "cudaGraphLaunch"});
+    });
+    assert!(
+        message.contains(&format!(
+            "ops[0].graph.graph: a string of {} bytes",
+            MAX_STRING_BYTES + 1
+        )),
+        "{message}"
+    );
+    let message = refused(|v| v["ops"][0]["kernel_us"] = serde_json::json!([[long, 1.0]]));
+    assert!(
+        message.contains("ops[0].kernel_us[0]: a string of"),
+        "{message}"
+    );
+    let message = refused(|v| v["ops"][0]["kernel_us"] = serde_json::json!([["k", -1.0]]));
+    assert!(message.contains("ops[0].kernel_us[0]:"), "{message}");
+    let many = vec![serde_json::json!(["k", 1.0]); MAX_KERNELS + 1];
+    let message = refused(|v| v["ops"][0]["kernel_us"] = many.clone().into());
+    assert!(
+        message.contains("ops[0].kernel_us: 4097 kernel times; a snapshot holds at most 4096"),
+        "{message}"
+    );
+}
+
+#[test]
 fn snapshot_errors_echo_no_control_characters() {
     let message = refused(|v| v["ops"][0]["category"] = "x\n::error title=injected::boom".into());
     assert!(!message.chars().any(char::is_control), "{message:?}");

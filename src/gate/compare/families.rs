@@ -45,12 +45,7 @@ pub(super) fn kernel_families(context: &Context<'_>) -> Vec<OpComparison> {
             (!baseline.is_empty()).then(|| compare_family(context, &baseline, candidate))
         })
         .collect();
-    families.sort_by(|a, b| {
-        b.impact_percent
-            .abs()
-            .total_cmp(&a.impact_percent.abs())
-            .then(a.baseline.key.cmp(&b.baseline.key))
-    });
+    families.sort_by(OpComparison::most_impact_first);
     families
 }
 

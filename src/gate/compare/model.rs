@@ -243,6 +243,18 @@ pub struct OpComparison {
     pub kernel_diff: Option<String>,
 }
 
+impl OpComparison {
+    /// The order rows of one kind are listed in: the largest impact first,
+    /// then by key, so the same inputs list the same way.
+    pub fn most_impact_first(&self, other: &OpComparison) -> std::cmp::Ordering {
+        other
+            .impact_percent
+            .abs()
+            .total_cmp(&self.impact_percent.abs())
+            .then(self.baseline.key.cmp(&other.baseline.key))
+    }
+}
+
 /// One kernel of a matched row whose calls launch different kernels,
 /// compared over that kernel's launches: a slowed kernel that only some of
 /// the row's calls launch barely moves the row's median call.

@@ -88,13 +88,7 @@ pub(super) fn phase_ops(context: &Context<'_>) -> Vec<PhaseOpComparison> {
             });
         }
     }
-    rows.sort_by(|a, b| {
-        b.comparison
-            .impact_percent
-            .abs()
-            .total_cmp(&a.comparison.impact_percent.abs())
-            .then(a.comparison.baseline.key.cmp(&b.comparison.baseline.key))
-    });
+    rows.sort_by(|a, b| a.comparison.most_impact_first(&b.comparison));
     rows
 }
 

@@ -62,12 +62,7 @@ pub(super) fn op_totals(context: &Context<'_>) -> Vec<OpComparison> {
         .filter(|(_, group)| worth_a_total(group))
         .map(|(key, group)| compare_total(context, &key, &group))
         .collect();
-    totals.sort_by(|a, b| {
-        b.impact_percent
-            .abs()
-            .total_cmp(&a.impact_percent.abs())
-            .then(a.baseline.key.cmp(&b.baseline.key))
-    });
+    totals.sort_by(OpComparison::most_impact_first);
     totals
 }
 

@@ -3,7 +3,7 @@
 //! ```text
 //! cargo run --release --example generate -- transformer --out FILE.json[.gz]
 //!     [--seed N] [--steps N] [--layers N] [--mode train|infer]
-//!     [--regress OP=FACTOR]... [--swap-kernel OP=NEWNAME]...
+//!     [--regress OP=FACTOR]... [--swap-kernel OP=NEWNAME]... [--with-stack]
 //! cargo run --release --example generate -- repeat --input TRACE --copies N --out FILE.json[.gz]
 //! ```
 //!
@@ -45,6 +45,7 @@ const USAGE: &str = "\
 usage:
   generate transformer --out FILE.json[.gz] [--seed N] [--steps N] [--layers N]
                        [--mode train|infer] [--regress OP=FACTOR]... [--swap-kernel OP=NEWNAME]...
+                       [--with-stack]
   generate repeat --input TRACE --copies N --out FILE.json[.gz]";
 
 fn main() -> ExitCode {
@@ -528,6 +529,8 @@ struct Sim {
     train: bool,
     regress: Vec<(String, f64)>,
     swap: Vec<(String, String)>,
+    /// Python frames around every op, as `with_stack=True` records them.
+    with_stack: bool,
     events: Vec<Value>,
     /// Host clock of the thread being simulated.
     host: f64,
@@ -561,6 +564,7 @@ impl Sim {
             train,
             regress: Vec::new(),
             swap: Vec::new(),
+            with_stack: false,
             events: Vec::new(),
             host: BASE_TS,
             tid: MAIN_TID,
@@ -647,6 +651,29 @@ impl Sim {
         self.open_python(&name);
     }
 
+    /// With `--with-stack`, the Python frames a module call passes through
+    /// before reaching the op (PyTorch 2.x's `nn.Module` call path and the
+    /// functional wrapper); returns how many were opened.
+    fn open_stack(&mut self, op: &str) -> usize {
+        if !self.with_stack {
+            return 0;
+        }
+        let short = op.trim_start_matches("aten::");
+        let frames = [
+            "torch/nn/modules/module.py(1762): _call_impl".to_string(),
+            "torch/nn/modules/module.py(1751): _wrapped_call_impl".to_string(),
+            format!(
+                "torch/nn/functional.py({}): {short}",
+                2000 + short.len() * 7
+            ),
+            format!("<built-in method {short} of type object at 0x7f3a9c2b4e40>"),
+        ];
+        for frame in &frames {
+            self.open_python(frame);
+        }
+        frames.len()
+    }
+
     /// Opens a cpu_op; returns its start time.
     fn open_op(&mut self, name: &str, inputs: &[In], sequence: Option<u64>) -> f64 {
         let external = self.next_external;
@@ -684,9 +711,13 @@ impl Sim {
         body: impl FnOnce(&mut Sim),
     ) {
         let sequence = self.grad_mode.then_some(self.next_sequence);
+        let frames = self.open_stack(name);
         let ts = self.open_op(name, inputs, sequence);
         body(self);
         self.close();
+        for _ in 0..frames {
+            self.close();
+        }
         if let (Some(node), Some(sequence)) = (node, sequence) {
             self.tape.push(TapeEntry {
                 node,
@@ -1721,8 +1752,15 @@ impl Sim {
 }
 
 fn transformer_command(args: &[String]) -> Result<(), String> {
+    // `--with-stack` is the one flag without a value.
+    let with_stack = args.iter().any(|a| a == "--with-stack");
+    let args: Vec<String> = args
+        .iter()
+        .filter(|a| *a != "--with-stack")
+        .cloned()
+        .collect();
     let flags = parse_flags(
-        args,
+        &args,
         &[
             "--out",
             "--seed",
@@ -1746,6 +1784,7 @@ fn transformer_command(args: &[String]) -> Result<(), String> {
         other => return Err(format!("--mode {other}: expected train or infer")),
     };
     let mut sim = Sim::new(seed, layers, train);
+    sim.with_stack = with_stack;
     for text in flags.get("--regress").into_iter().flatten() {
         let (op, factor) = split_pair(text, "--regress")?;
         let factor: f64 = factor

@@ -7,7 +7,7 @@ use crate::analysis::comm::CommKernels;
 use crate::analysis::groups::Groups;
 use crate::analysis::timeline::{Bucket, Interval, IntervalSet, bucket_of};
 use crate::trace::link::{self, NONE, Tree};
-use crate::trace::{Event, FxHashMap, Kind, Trace, TrackId};
+use crate::trace::{Event, FxHashMap, Kind, Sym, Trace, TrackId};
 
 /// One piece of GPU work with what the analysis needs of it.
 pub(super) struct Work {
@@ -44,6 +44,9 @@ pub(super) struct GpuWork<'a> {
 impl<'a> GpuWork<'a> {
     /// The GPU work of a linked trace, communication told by `comm`.
     pub(super) fn collect(trace: &Trace, tree: &Tree, comm: &'a CommKernels) -> GpuWork<'a> {
+        // A kernel name's bucket is decided once: the detector splits the
+        // name into words, and a trace launches each name thousands of times.
+        let mut bucket_of_name: FxHashMap<(Sym, bool), Bucket> = FxHashMap::default();
         let items = tree
             .gpu_events
             .iter()
@@ -64,7 +67,11 @@ impl<'a> GpuWork<'a> {
                         start: event.ts,
                         end: event.end(),
                     },
-                    bucket: bucket_of(event.kind == Kind::Memcpy, trace.name(event), comm),
+                    bucket: *bucket_of_name
+                        .entry((event.name, event.kind == Kind::Memcpy))
+                        .or_insert_with(|| {
+                            bucket_of(event.kind == Kind::Memcpy, trace.name(event), comm)
+                        }),
                     linked: tree.is_linked(index),
                     op,
                     launch,

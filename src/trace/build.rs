@@ -148,9 +148,16 @@ impl Builder {
         let kind = raw.cat.as_deref().map_or(Kind::Other, Kind::from_category);
         let track = self.track(raw.pid, raw.tid);
         let name = self.trace.strings.intern(raw.name.as_deref().unwrap_or(""));
-        let args = raw.args.unwrap_or_default();
+        let no_args;
+        let args = match raw.args.as_deref() {
+            Some(args) => args,
+            None => {
+                no_args = RawArgs::default();
+                &no_args
+            }
+        };
         let correlation = args.correlation.as_ref().and_then(|c| c.0);
-        let detail = self.detail(kind, &args);
+        let detail = self.detail(kind, args);
         self.trace.counts.timed += 1;
         self.trace.events.push(Event {
             ts,

@@ -28,8 +28,11 @@ pub(crate) struct RawEvent<'a> {
     pub dur: Option<LooseF64>,
     #[serde(default)]
     pub id: Option<LooseId>,
+    /// Boxed: the args are most of an event's size, and an unboxed event is
+    /// moved several times on its way from serde to the builder (a memmove
+    /// of ~600 bytes an event was 12% of loading an event-dense trace).
     #[serde(borrow, default)]
-    pub args: Option<RawArgs<'a>>,
+    pub args: Option<Box<RawArgs<'a>>>,
 }
 
 /// The `args` fields some stage reads.

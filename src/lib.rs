@@ -16,6 +16,7 @@
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod analysis;
+pub mod driver;
 pub mod echo;
 pub mod gate;
 pub mod history;

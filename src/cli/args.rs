@@ -9,12 +9,13 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use tracegate::analysis::analyse::AnalysisOptions;
 use tracegate::analysis::comm::CommKernels;
+use tracegate::driver::{self, analyse};
 use tracegate::echo;
 use tracegate::publish::github;
 use tracegate::trace::LoadLimits;
 
-use super::jobs::Jobs;
-use super::{Failure, catalog};
+use super::Failure;
+use tracegate::driver::jobs::Jobs;
 
 /// Stops GPU performance regressions before they merge: reads PyTorch profiler
 /// traces (Kineto JSON, .json or .json.gz, CUDA and ROCm) and says where GPU time goes.
@@ -601,7 +602,7 @@ impl JobsArgs {
 pub(super) struct LoadArgs {
     /// Refuse a trace whose one event or top-level metadata value is larger
     /// than this, uncompressed: a number of bytes, or with KiB, MiB or GiB.
-    #[arg(long, value_name = "SIZE", default_value = "64MiB", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", default_value = "64MiB", value_parser = driver::parse_size)]
     pub(super) max_event_bytes: u64,
 
     /// Read a FIFO, device or socket as a trace (refused by default: reading
@@ -618,28 +619,6 @@ impl LoadArgs {
             ..LoadLimits::default()
         }
     }
-}
-
-/// `123`, `64KiB`, `64MiB`, `1GiB` (also `K`, `M`, `G`), in bytes.
-fn parse_size(text: &str) -> Result<u64, String> {
-    let text = text.trim();
-    let digits = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(digits);
-    let shift = match unit.trim() {
-        "" | "B" => 0,
-        "K" | "KiB" => 10,
-        "M" | "MiB" => 20,
-        "G" | "GiB" => 30,
-        other => return Err(format!("unknown unit `{other}`: use KiB, MiB or GiB")),
-    };
-    number
-        .parse::<u64>()
-        .ok()
-        .and_then(|n| n.checked_mul(1 << shift))
-        .filter(|&n| n > 0)
-        .ok_or_else(|| format!("`{text}` is not a positive size in bytes"))
 }
 
 /// Which kernels are collective communication, besides those tracegate knows.
@@ -677,20 +656,8 @@ pub(super) struct HardwareArgs {
 
 impl HardwareArgs {
     pub(super) fn options(&self) -> Result<AnalysisOptions, Failure> {
-        let catalog = catalog(self.hardware_file.as_deref())?;
-        let hardware = match &self.hardware {
-            Some(spec) => Some(
-                catalog
-                    .resolve(spec)
-                    .map_err(|e| Failure::input(format!("--hardware: {e}")))?,
-            ),
-            None => None,
-        };
-        Ok(AnalysisOptions {
-            catalog,
-            hardware,
-            comm: CommKernels::default(),
-        })
+        let file = self.hardware_file.as_deref();
+        Ok(analyse::hardware_options(self.hardware.as_deref(), file)?)
     }
 }
 
@@ -702,15 +669,5 @@ mod tests {
     #[test]
     fn verify_cli() {
         Cli::command().debug_assert();
-    }
-
-    #[test]
-    fn sizes_parse_with_binary_units() {
-        assert_eq!(parse_size("1000"), Ok(1000));
-        assert_eq!(parse_size("64MiB"), Ok(64 << 20));
-        assert_eq!(parse_size("2 G"), Ok(2 << 30));
-        assert!(parse_size("0").is_err());
-        assert!(parse_size("12 furlongs").is_err());
-        assert!(parse_size("99999999999GiB").is_err());
     }
 }

@@ -8,14 +8,7 @@
 mod args;
 mod check;
 mod history;
-mod history_gate;
-mod history_report;
-mod history_store;
-mod jobs;
-mod rank_check;
 mod ranks;
-mod read;
-mod replay_files;
 
 use args::*;
 
@@ -28,19 +21,12 @@ use std::time::Duration;
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use tracegate::analysis::analyse::{self, AnalysisOptions};
-use tracegate::analysis::hardware::{self, Catalog};
-use tracegate::analysis::profile::Profile;
-use tracegate::echo;
-use tracegate::gate::judge::JudgeOptions;
-use tracegate::gate::policy::{self, Accept, Date, Pattern, Policy};
-use tracegate::gate::snapshot;
-use tracegate::gate::verdict::{VERDICT_SCHEMA_VERSION, Verdict};
+use tracegate::analysis::analyse::AnalysisOptions;
+use tracegate::driver::{self, Bar, Progress, ReadOptions, Silent, analyse};
+use tracegate::gate::policy;
+use tracegate::gate::verdict::Verdict;
 use tracegate::publish::github;
-use tracegate::publish::replay::{self, PackageContext};
 use tracegate::render;
-use tracegate::trace::link;
-use tracegate::trace::{self, LoadLimits, Trace};
 
 /// A failure with its exit code.
 struct Failure {
@@ -57,10 +43,99 @@ impl Failure {
     }
 }
 
-impl From<tracegate::trace::error::LoadError> for Failure {
-    fn from(error: tracegate::trace::error::LoadError) -> Failure {
-        Failure::input(error.to_string())
+impl From<driver::Error> for Failure {
+    fn from(error: driver::Error) -> Failure {
+        Failure::input(error.0)
     }
+}
+
+/// Progress on stderr: a bar for a large trace's bytes or for the files
+/// read at once, on a terminal; warnings always.
+struct Bars;
+
+/// The one [`Bars`] every command reports to.
+static BARS: Bars = Bars;
+
+impl Progress for Bars {
+    fn bytes(&self, path: &Path, size: u64) -> Box<dyn Bar> {
+        const BAR_THRESHOLD: u64 = 32 << 20;
+        if size < BAR_THRESHOLD || !io::stderr().is_terminal() {
+            return Box::new(Silent);
+        }
+        let bar = drawn(size, "{msg} [{bar:40}] {bytes}/{total_bytes} ({eta})");
+        bar.0.set_message(format!("loading {}", path.display()));
+        Box::new(bar)
+    }
+
+    fn files(&self, count: usize) -> Box<dyn Bar> {
+        if !io::stderr().is_terminal() {
+            return Box::new(Silent);
+        }
+        let template = "reading [{bar:40}] {pos}/{len} files ({elapsed})";
+        Box::new(drawn(count as u64, template))
+    }
+
+    fn warning(&self, text: &str) {
+        eprintln!("warning: {}", render::text::printable(text));
+    }
+}
+
+/// A bar drawn on stderr.
+struct Drawn(ProgressBar);
+
+/// A bar of `length` drawn with `template`, ticking.
+fn drawn(length: u64, template: &str) -> Drawn {
+    let bar = ProgressBar::new(length);
+    let style = ProgressStyle::with_template(template).expect("valid template");
+    bar.set_style(style.progress_chars("=> "));
+    bar.enable_steady_tick(Duration::from_millis(200));
+    Drawn(bar)
+}
+
+impl Bar for Drawn {
+    fn set_position(&self, position: u64) {
+        self.0.set_position(position);
+    }
+    fn inc(&self) {
+        self.0.inc(1);
+    }
+    fn finish(&self) {
+        self.0.finish_and_clear();
+    }
+}
+
+/// The options commands that read one trace read it with.
+fn read_options(quiet: bool, load: &LoadArgs) -> ReadOptions<'static> {
+    ReadOptions {
+        quiet,
+        limits: load.limits(),
+        jobs: driver::jobs::Jobs::new(None),
+        ranks: false,
+        rank_regex: None,
+        progress: &BARS,
+    }
+}
+
+/// The options commands that read many inputs, or rank sets, read them
+/// with: `--jobs`, `--ranks`, `--rank-regex` besides [`read_options`].
+fn many_read_options(
+    (quiet, load): (bool, &LoadArgs),
+    jobs: &JobsArgs,
+    ranks: bool,
+    rank: &RankRegexArgs,
+) -> Result<ReadOptions<'static>, Failure> {
+    Ok(ReadOptions {
+        jobs: jobs.jobs(),
+        ranks,
+        rank_regex: ranks::rank_regex_of(rank, ranks)?,
+        ..read_options(quiet, load)
+    })
+}
+
+/// An environment variable that is set and not empty (GitHub Actions sets
+/// some to empty strings outside their events).
+fn env_value(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
 /// Parses the command line and runs it.
@@ -92,7 +167,7 @@ fn dispatch(cli: Cli) -> Result<u8, Failure> {
     match cli.command {
         Command::Report(args) => report_command(&args).map(|()| 0),
         Command::Snapshot(args) => snapshot_command(&args).map(|()| 0),
-        Command::Check(args) => check_command(&args),
+        Command::Check(args) => check::check_command(&args),
         Command::Comment(args) => comment_command(&args),
         Command::Replay(args) => replay_command(&args).map(|()| 0),
         Command::History { command } => history::history_command(&command, terminal_width()),
@@ -119,7 +194,7 @@ fn dispatch(cli: Cli) -> Result<u8, Failure> {
         Command::Hardware {
             command: HardwareCommand::List { hardware_file },
         } => {
-            let catalog = catalog(hardware_file.as_deref())?;
+            let catalog = analyse::catalog(hardware_file.as_deref())?;
             emit(
                 None,
                 &render::hardware_table::render(&catalog, terminal_width()),
@@ -147,18 +222,12 @@ fn report_command(args: &ReportArgs) -> Result<(), Failure> {
         comm: args.comm.kernels()?,
         ..args.hardware.options()?
     };
-    let (_, profile) = read::profile_of_trace(
-        &args.trace,
-        args.capture.as_deref(),
-        &options,
-        args.quiet,
-        &args.load.limits(),
-    )
-    .map_err(|failure| snapshot_or(&args.trace, "report", failure))?;
+    let read = read_options(args.quiet, &args.load);
+    let profile = analyse::report(&args.trace, args.capture.as_deref(), &options, &read)?;
     match args.format {
         Format::Csv => {
             let dir = args.out_dir.as_deref().expect("checked above");
-            write_csvs(dir, &profile)?;
+            ranks::write_files(dir, render::csv::render_all(&profile))?;
         }
         Format::Json => emit(args.output.as_deref(), &render::json::render(&profile))?,
         Format::Markdown => emit(
@@ -166,17 +235,8 @@ fn report_command(args: &ReportArgs) -> Result<(), Failure> {
             &render::markdown::render(&profile, args.top),
         )?,
         Format::Terminal => {
-            let color = match args.color {
-                ColorChoice::Always => true,
-                ColorChoice::Never => false,
-                ColorChoice::Auto => {
-                    args.output.is_none()
-                        && io::stdout().is_terminal()
-                        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                }
-            };
             let style = render::terminal::Style {
-                color,
+                color: color_enabled(args.color, args.output.is_none()),
                 width: terminal_width(),
             };
             emit(
@@ -188,24 +248,16 @@ fn report_command(args: &ReportArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// The built-in catalog, merged with the user's file when given.
-fn catalog(user_file: Option<&Path>) -> Result<Catalog, Failure> {
-    let builtin = hardware::builtin_catalog();
-    match user_file {
-        Some(path) => {
-            let user = Catalog::load_file(path).map_err(|e| Failure::input(e.to_string()))?;
-            Ok(builtin.merged_with(user))
-        }
-        None => Ok(builtin),
-    }
-}
-
-fn color_enabled(choice: ColorChoice) -> bool {
+/// Whether `choice` colours text: `auto` does for text to stdout
+/// (`to_stdout`) on a terminal unless `NO_COLOR` is set.
+fn color_enabled(choice: ColorChoice, to_stdout: bool) -> bool {
     match choice {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
         ColorChoice::Auto => {
-            io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+            to_stdout
+                && io::stdout().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
         }
     }
 }
@@ -215,142 +267,15 @@ fn snapshot_command(args: &SnapshotArgs) -> Result<(), Failure> {
         comm: args.comm.kernels()?,
         ..args.hardware.options()?
     };
-    let rank_regex = ranks::rank_regex_of(&args.rank, args.ranks)?;
-    let snapshot = if args.ranks {
-        let read = read::ReadOptions {
-            quiet: args.quiet,
-            limits: args.load.limits(),
-            jobs: args.jobs.jobs(),
-            ranks: true,
-            rank_regex,
-        };
-        let set = rank_check::rank_set(&args.trace, args.capture.as_deref(), &options, &read)?;
-        rank_check::writable(&set, &args.trace)?;
-        set
-    } else {
-        read::snapshot_of_trace(
-            &args.trace,
-            args.capture.as_deref(),
-            &options,
-            args.quiet,
-            &args.load.limits(),
-        )
-        .map_err(|failure| snapshot_or(&args.trace, "snapshot", failure))?
-    };
+    let read = many_read_options((args.quiet, &args.load), &args.jobs, args.ranks, &args.rank)?;
+    let snapshot = analyse::snapshot(&args.trace, args.capture.as_deref(), &options, &read)?;
     snapshot
         .write_path(&args.output)
         .map_err(|e| Failure::input(format!("{}: cannot write: {e}", args.output.display())))
 }
 
-fn check_command(args: &CheckArgs) -> Result<u8, Failure> {
-    let mut policy = match &args.policy {
-        Some(path) => Policy::load(path).map_err(|e| Failure::input(e.to_string()))?,
-        None => Policy::default(),
-    };
-    let reason = args.accept_reason.as_deref().unwrap_or("");
-    let accept = args
-        .accept
-        .iter()
-        .map(|text| {
-            Accept::from_arg(text, reason)
-                .map_err(|e| Failure::input(format!("--accept {}: {}", echo::message(text), e)))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let options = JudgeOptions {
-        today: Some(today()),
-        accept,
-        findings: Vec::new(),
-    };
-    if args.cross_platform {
-        policy.cross_platform.enabled = true;
-    }
-    policy.communication.kernels = policy.communication.kernels.merged(&args.comm.kernels()?);
-    let commit = args
-        .commit
-        .clone()
-        .or_else(|| history_store::env_value("GITHUB_SHA"));
-    let baseline = match &args.history {
-        Some(dir) if args.baseline.is_empty() => check::Baseline::History {
-            dir,
-            commit: commit.as_deref(),
-        },
-        Some(dir) => check::Baseline::PathsLearning {
-            paths: &args.baseline,
-            dir,
-            commit: commit.as_deref(),
-        },
-        None => check::Baseline::Paths(&args.baseline),
-    };
-    let verdict = check::check(
-        &baseline,
-        &args.candidate,
-        check::Captures {
-            baseline: args.baseline_capture.as_deref(),
-            candidate: args.candidate_capture.as_deref(),
-        },
-        &policy,
-        &read::ReadOptions {
-            quiet: args.quiet,
-            limits: args.load.limits(),
-            jobs: args.jobs.jobs(),
-            ranks: args.ranks,
-            rank_regex: ranks::rank_regex_of(&args.rank, args.ranks)?,
-        },
-        args.out_dir.as_deref(),
-        &options,
-    )?;
-    let annotations = check::write_outputs(
-        &verdict,
-        &check::OutputOptions {
-            out_dir: args.out_dir.as_deref(),
-            template_dir: args.template_dir.as_deref(),
-            comment_key: &args.comment_key,
-        },
-    )?;
-    let style = render::terminal::Style {
-        color: color_enabled(args.color),
-        width: terminal_width(),
-    };
-    let mut text = render::gate::render_terminal(&verdict, args.top, style);
-    for line in annotations {
-        text.push_str(&line);
-        text.push('\n');
-    }
-    emit(None, &text)?;
-    if args.github {
-        let comment =
-            render::gate::render_comment(&verdict, &args.comment_key, args.template_dir.as_deref())
-                .map_err(|e| Failure::input(e.to_string()))?;
-        return publish(&args.publish, &args.comment_key, &verdict, &comment);
-    }
-    Ok(verdict.outcome.exit_code())
-}
-
-/// Today's date (UTC), from the clock: `accept` entries expire by it.
-fn today() -> Date {
-    let seconds = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    Date::from_unix_days(i64::try_from(seconds / 86_400).unwrap_or(i64::MAX))
-}
-
 fn comment_command(args: &CommentArgs) -> Result<u8, Failure> {
-    let path = &args.report;
-    let text = fs::read_to_string(path)
-        .map_err(|e| Failure::input(format!("{}: cannot read: {e}", path.display())))?;
-    let verdict: Verdict = serde_json::from_str(&text).map_err(|e| {
-        Failure::input(format!(
-            "{}: not a report.json from `tracegate check`: {e}",
-            path.display()
-        ))
-    })?;
-    if verdict.schema_version != VERDICT_SCHEMA_VERSION {
-        return Err(Failure::input(format!(
-            "{}: report schema version {}, this tracegate reads {VERDICT_SCHEMA_VERSION}",
-            path.display(),
-            verdict.schema_version
-        )));
-    }
+    let verdict = driver::check::read_report(&args.report)?;
     let mut comment = render::gate::render_comment_linked(
         &verdict,
         &args.comment_key,
@@ -409,65 +334,24 @@ fn publish(args: &PublishArgs, key: &str, verdict: &Verdict, comment: &str) -> R
 /// (most GPU time first), or, for an op that launched no GPU work itself,
 /// its calls; prints the paths written.
 fn replay_command(args: &ReplayArgs) -> Result<(), Failure> {
-    let name = Pattern::name(&args.op).map_err(|e| Failure::input(format!("--op: {e}")))?;
-    let dims = args
-        .dims
-        .as_deref()
-        .map(Pattern::shape)
-        .transpose()
-        .map_err(|e| Failure::input(format!("--dims: {e}")))?;
-    let trace = load_trace(&args.trace, args.quiet, &args.load.limits(), "replay")?;
-    let tree = link::link(&trace);
-    let profile = analyse::analyse(&trace, &tree);
-    let rows = replay::rows_matching(&profile.unique_args, &name, dims.as_ref());
-    let built: Vec<_> = if rows.is_empty() {
-        replay::events_matching(&trace, &name, dims.as_ref())
-            .into_iter()
-            .take(args.top)
-            .map(|index| replay::ir_for_event(&trace, index))
-            .collect()
-    } else {
-        rows.into_iter()
-            .take(args.top)
-            .map(|row| replay::ir_for_row(&trace, row))
-            .collect()
-    };
-    if built.is_empty() {
-        return Err(Failure::input(format!(
-            "{}: no call of `{}`{} with recorded shapes",
-            args.trace.display(),
-            args.op,
-            args.dims
-                .as_deref()
-                .map_or(String::new(), |d| format!(" with dims `{d}`"))
-        )));
-    }
+    let read = read_options(args.quiet, &args.load);
+    let op = (args.op.as_str(), args.dims.as_deref());
+    let replayed = analyse::replay(&args.trace, op, args.top, &read)?;
     fs::create_dir_all(&args.out).map_err(|e| {
         Failure::input(format!(
             "{}: cannot create directory: {e}",
             args.out.display()
         ))
     })?;
-    let workload = snapshot::workload_name(&args.trace);
-    let (mut written, mut errors) = (String::new(), Vec::new());
-    for ir in built {
-        match ir {
-            Ok(ir) => {
-                let (file_name, bytes) =
-                    replay::write_package(&ir, &PackageContext::on_demand(&workload));
-                let path = args.out.join(file_name);
-                fs::write(&path, bytes).map_err(|e| {
-                    Failure::input(format!("{}: cannot write: {e}", path.display()))
-                })?;
-                written.push_str(&format!("{}\n", path.display()));
-            }
-            Err(error) => errors.push(error.to_string()),
-        }
+    let mut written = String::new();
+    for package in &replayed.packages {
+        let path = check::write_file(&args.out, &package.path, &package.bytes)?;
+        written.push_str(&format!("{}\n", path.display()));
     }
     if written.is_empty() {
-        return Err(Failure::input(errors.join("; ")));
+        return Err(Failure::input(replayed.errors.join("; ")));
     }
-    for error in errors {
+    for error in replayed.errors {
         eprintln!("warning: {}", render::text::printable(&error));
     }
     emit(None, &written)
@@ -485,10 +369,6 @@ fn terminal_width() -> u16 {
         .or_else(|| terminal_size::terminal_size_of(io::stdout()).map(|(width, _)| width.0))
         .or_else(|| terminal_size::terminal_size_of(io::stderr()).map(|(width, _)| width.0))
         .unwrap_or(120)
-}
-
-fn write_csvs(dir: &Path, profile: &Profile) -> Result<(), Failure> {
-    ranks::write_files(dir, render::csv::render_all(profile))
 }
 
 /// Creates the directories `path` is to be written in.
@@ -519,56 +399,4 @@ fn emit(output: Option<&Path>, text: &str) -> Result<(), Failure> {
             }
         }
     }
-}
-
-/// Loads the trace `command` reads ([`load_with_progress`]); a snapshot in
-/// its place is named as one ([`snapshot_or`]).
-fn load_trace(
-    path: &Path,
-    quiet: bool,
-    limits: &LoadLimits,
-    command: &str,
-) -> Result<Trace, Failure> {
-    load_with_progress(path, quiet, limits).map_err(|failure| snapshot_or(path, command, failure))
-}
-
-/// `failure`, the reason the trace at `path` did not load; or, when `path`
-/// holds a tracegate snapshot, the error that says so and that `command`
-/// reads traces. A snapshot is recognised from its first kilobyte, or,
-/// re-saved with its keys reordered, by reading it as one. Only a regular
-/// file is looked into (a FIFO would block).
-fn snapshot_or(path: &Path, command: &str, failure: Failure) -> Failure {
-    let snapshot = path.is_file()
-        && (snapshot::is_snapshot(path).unwrap_or(false)
-            || snapshot::Snapshot::load_path(path).is_ok());
-    if snapshot {
-        Failure::input(format!(
-            "{}: this is a tracegate snapshot; `{command}` reads traces (use `check` to compare snapshots)",
-            path.display()
-        ))
-    } else {
-        failure
-    }
-}
-
-/// Loads a trace, with a progress bar on stderr for large files on a terminal.
-fn load_with_progress(path: &Path, quiet: bool, limits: &LoadLimits) -> Result<Trace, Failure> {
-    const BAR_THRESHOLD: u64 = 32 << 20;
-    let size = fs::metadata(path)
-        .map_err(|e| Failure::input(format!("{}: cannot read: {e}", path.display())))?
-        .len();
-    if quiet || size < BAR_THRESHOLD || !io::stderr().is_terminal() {
-        return Ok(trace::load_file_with(path, limits, &mut |_| {})?);
-    }
-    let bar = ProgressBar::new(size);
-    bar.set_style(
-        ProgressStyle::with_template("{msg} [{bar:40}] {bytes}/{total_bytes} ({eta})")
-            .expect("valid template")
-            .progress_chars("=> "),
-    );
-    bar.set_message(format!("loading {}", path.display()));
-    bar.enable_steady_tick(Duration::from_millis(200));
-    let result = trace::load_file_with(path, limits, &mut |read| bar.set_position(read));
-    bar.finish_and_clear();
-    Ok(result?)
 }

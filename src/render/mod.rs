@@ -9,6 +9,7 @@ pub mod facts;
 pub mod fit;
 pub mod gate;
 pub mod hardware_table;
+pub mod history;
 pub mod json;
 pub mod markdown;
 pub mod ranks;

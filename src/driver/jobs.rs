@@ -5,24 +5,20 @@
 
 use std::cmp::Reverse;
 use std::fs;
-use std::io::{self, IsTerminal};
 use std::num::NonZeroUsize;
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
-use indicatif::{ProgressBar, ProgressStyle};
-
-use super::Failure;
+use super::{Bar, Error, Progress, Silent};
 
 /// How many inputs are read at once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Jobs(NonZeroUsize);
+pub struct Jobs(NonZeroUsize);
 
 impl Jobs {
     /// `--jobs N`, or when left out, as many as the machine has cores.
-    pub(super) fn new(jobs: Option<NonZeroUsize>) -> Jobs {
+    pub fn new(jobs: Option<NonZeroUsize>) -> Jobs {
         Jobs(
             jobs.unwrap_or_else(|| {
                 std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN)
@@ -34,13 +30,13 @@ impl Jobs {
 /// The results of reading the inputs, in input order: each input's value
 /// until the first input (in input order) that failed, then that failure.
 /// Inputs after it may not have been read.
-pub(super) struct InOrder<R> {
+pub struct InOrder<R> {
     done: std::vec::IntoIter<R>,
-    failure: Option<Failure>,
+    failure: Option<Error>,
 }
 
 impl<R> Iterator for InOrder<R> {
-    type Item = Result<R, Failure>;
+    type Item = Result<R, Error>;
 
     fn next(&mut self) -> Option<Self::Item> {
         match self.done.next() {
@@ -57,16 +53,17 @@ impl<R> Iterator for InOrder<R> {
 /// next when it is done. `read` is told whether to stay quiet: one item at
 /// a time, it draws its own progress bar as before (unless `quiet`);
 /// several at a time, their bars would overwrite each other, so one bar
-/// counts the files done instead (on a terminal, without `quiet`). Once an
+/// counts the files done instead (`progress`'s, without `quiet`). Once an
 /// item fails, the items after it in item order are not started: only the
 /// first failure in item order is reported.
-pub(super) fn read_all<T, R>(
+pub fn read_all<T, R>(
     items: &[T],
     jobs: Jobs,
     quiet: bool,
+    progress: &dyn Progress,
     size: impl Fn(&T) -> u64,
-    read: impl Fn(&T, bool) -> Result<R, Failure> + Sync,
-) -> Result<InOrder<R>, Failure>
+    read: impl Fn(&T, bool) -> Result<R, Error> + Sync,
+) -> Result<InOrder<R>, Error>
 where
     T: Sync,
     R: Send,
@@ -85,14 +82,18 @@ where
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
-        .map_err(|e| Failure::input(format!("--jobs {threads}: cannot start the threads: {e}")))?;
+        .map_err(|e| Error(format!("--jobs {threads}: cannot start the threads: {e}")))?;
     let order = largest_first(items, size);
-    let bar = files_bar(items.len(), quiet);
+    let bar: Box<dyn Bar> = if quiet {
+        Box::new(Silent)
+    } else {
+        progress.files(items.len())
+    };
     let started = AtomicUsize::new(0);
     // The index of the first item known to have failed: later ones are
     // skipped, as a read one at a time would never have reached them.
     let first_failed = AtomicUsize::new(usize::MAX);
-    let results: Mutex<Vec<Option<Result<R, Failure>>>> =
+    let results: Mutex<Vec<Option<Result<R, Error>>>> =
         Mutex::new(items.iter().map(|_| None).collect());
     pool.broadcast(|_| {
         while let Some(&index) = order.get(started.fetch_add(1, Ordering::Relaxed)) {
@@ -104,10 +105,10 @@ where
                 first_failed.fetch_min(index, Ordering::Relaxed);
             }
             results.lock().expect("no read panics holding it")[index] = Some(result);
-            bar.inc(1);
+            bar.inc();
         }
     });
-    bar.finish_and_clear();
+    bar.finish();
     let results = results.into_inner().expect("no read panics holding it");
     let mut done = Vec::with_capacity(items.len());
     // A skipped item comes after a failed one, so the loop ends before it.
@@ -129,36 +130,21 @@ fn largest_first<T>(items: &[T], size: impl Fn(&T) -> u64) -> Vec<usize> {
 
 /// The size of the file at `path` in bytes, 0 when it cannot be read (its
 /// read then fails with the reason).
-pub(super) fn file_size(path: &Path) -> u64 {
+pub fn file_size(path: &Path) -> u64 {
     fs::metadata(path).map_or(0, |m| m.len())
 }
 
-fn in_order<R>(done: Vec<R>, failure: Option<Failure>) -> InOrder<R> {
+fn in_order<R>(done: Vec<R>, failure: Option<Error>) -> InOrder<R> {
     InOrder {
         done: done.into_iter(),
         failure,
     }
 }
 
-/// One bar for all the files read at once ("3/10 files"), on stderr; hidden
-/// with `quiet` or when stderr is not a terminal.
-fn files_bar(files: usize, quiet: bool) -> ProgressBar {
-    if quiet || !io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(files as u64);
-    bar.set_style(
-        ProgressStyle::with_template("reading [{bar:40}] {pos}/{len} files ({elapsed})")
-            .expect("valid template")
-            .progress_chars("=> "),
-    );
-    bar.enable_steady_tick(Duration::from_millis(200));
-    bar
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn jobs(n: usize) -> Jobs {
         Jobs::new(NonZeroUsize::new(n))
@@ -170,18 +156,19 @@ mod tests {
             items,
             jobs(n),
             true,
+            &Silent,
             |&item| item as u64,
             |&item, quiet| {
                 assert!(quiet, "quiet was asked for");
                 if fail_odd && item % 2 == 1 {
-                    Err(Failure::input(format!("{item} is odd")))
+                    Err(Error(format!("{item} is odd")))
                 } else {
                     Ok(item * 10)
                 }
             },
         )
-        .unwrap_or_else(|f| panic!("{}", f.message))
-        .map(|r| r.map_err(|f| f.message))
+        .unwrap_or_else(|f| panic!("{f}"))
+        .map(|r| r.map_err(|f| f.0))
         .collect()
     }
 
@@ -223,6 +210,7 @@ mod tests {
             &items,
             jobs(3),
             true,
+            &Silent,
             |_| 0,
             |&item, _| {
                 let now = running.fetch_add(1, Ordering::SeqCst) + 1;
@@ -232,7 +220,7 @@ mod tests {
                 Ok(item)
             },
         )
-        .unwrap_or_else(|f| panic!("{}", f.message));
+        .unwrap_or_else(|f| panic!("{f}"));
         assert_eq!(results.count(), 24);
         assert!(most.load(Ordering::SeqCst) <= 3, "{most:?} at once");
     }
@@ -245,6 +233,7 @@ mod tests {
             &items,
             jobs(1),
             false,
+            &Silent,
             |_| 0,
             |&item, quiet| {
                 assert!(!quiet, "one at a time, a file's own bar is drawn");
@@ -252,7 +241,7 @@ mod tests {
                 Ok(item)
             },
         )
-        .unwrap_or_else(|f| panic!("{}", f.message));
+        .unwrap_or_else(|f| panic!("{f}"));
         assert_eq!(results.count(), 3);
         assert_eq!(*order.lock().expect("not poisoned"), vec![1, 2, 3]);
     }

@@ -1,0 +1,135 @@
+//! Reading one input: a trace (loaded with its progress bar, linked,
+//! analysed, with its capture trace) or a snapshot, told apart by content,
+//! into a profile or a snapshot; a trace with communication kernels keeps
+//! its rank's part ([`RankSnapshot`]).
+
+use std::fs;
+use std::path::Path;
+
+use crate::analysis::analyse::{self, AnalysisOptions};
+use crate::analysis::graph::Capture;
+use crate::analysis::profile::Profile;
+use crate::analysis::ranks::input::{comm_time, rank_input, rank_of};
+use crate::gate::snapshot::{self, RankSnapshot, Snapshot};
+use crate::trace::{self, Trace, link};
+
+use super::{Error, ReadOptions};
+
+/// Reads one trace or snapshot (detected by content) into a snapshot, as
+/// `check` and `history add` read their inputs: a trace is analysed with
+/// `options` (its graph replays merged with `capture` when given).
+pub fn snapshot_of_input(
+    path: &Path,
+    capture: Option<&Path>,
+    options: &AnalysisOptions,
+    read: &ReadOptions,
+) -> Result<Snapshot, Error> {
+    // Before anything reads it: a FIFO would block, /dev/zero never end.
+    trace::check_file_type(path, &read.limits)?;
+    let is_snapshot = snapshot::is_snapshot(path)
+        .map_err(|e| Error(format!("{}: cannot read: {e}", path.display())))?;
+    if is_snapshot {
+        return Snapshot::load_path(path).map_err(|e| Error(e.to_string()));
+    }
+    match snapshot_of_trace(path, capture, options, read) {
+        Ok(snapshot) => Ok(snapshot),
+        // A snapshot re-saved with its keys reordered is not recognised
+        // from its first kilobyte; it is still a snapshot.
+        Err(failure) => Snapshot::load_path(path).map_err(|_| failure),
+    }
+}
+
+/// Loads, links and analyses a trace, attributing its graph replays to the
+/// ops of `capture` (a trace recorded while the graphs were captured) when
+/// given.
+pub fn profile_of_trace(
+    path: &Path,
+    capture: Option<&Path>,
+    options: &AnalysisOptions,
+    read: &ReadOptions,
+) -> Result<(Trace, Profile), Error> {
+    let trace = load_with_progress(path, read)?;
+    let tree = link::link(&trace);
+    let profile = match capture {
+        Some(capture_path) => {
+            trace::check_file_type(capture_path, &read.limits)?;
+            let capture = load_with_progress(capture_path, read)?;
+            let capture_tree = link::link(&capture);
+            let capture = Capture {
+                trace: &capture,
+                tree: &capture_tree,
+            };
+            analyse::analyse_with_capture(&trace, &tree, options, Some(capture))
+        }
+        None => analyse::analyse_with(&trace, &tree, options),
+    };
+    Ok((trace, profile))
+}
+
+/// Loads, links and analyses a trace (with its capture trace, when given)
+/// into a snapshot.
+pub fn snapshot_of_trace(
+    path: &Path,
+    capture: Option<&Path>,
+    options: &AnalysisOptions,
+    read: &ReadOptions,
+) -> Result<Snapshot, Error> {
+    trace::check_file_type(path, &read.limits)?;
+    let (sha256, bytes) = snapshot::sha256_file(path)
+        .map_err(|e| Error(format!("{}: cannot read: {e}", path.display())))?;
+    let (trace, profile) = profile_of_trace(path, capture, options, read)?;
+    let mut snapshot = Snapshot::from_profile(&profile, sha256, bytes);
+    snapshot.fingerprint.pytorch_version = snapshot::pytorch_version(&trace.metadata);
+    Ok(snapshot.with_rank(rank_part(&trace, path, options)))
+}
+
+/// The rank's communication: its kernels as the rank-set analysis reads
+/// them and its communication time as `report DIR` does, its rank from
+/// `distributedInfo.rank` or the file name.
+fn rank_part(trace: &Trace, path: &Path, options: &AnalysisOptions) -> RankSnapshot {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let rank = rank_of(trace, name);
+    let input = rank_input(trace, rank.unwrap_or(0), &options.comm);
+    let comm_time = comm_time(trace, &options.comm);
+    RankSnapshot::of(rank, name, &input.kernels, &comm_time)
+}
+
+/// Loads the trace `command` reads ([`load_with_progress`]); a snapshot in
+/// its place is named as one ([`snapshot_or`]).
+pub fn load_trace(path: &Path, read: &ReadOptions, command: &str) -> Result<Trace, Error> {
+    load_with_progress(path, read).map_err(|error| snapshot_or(path, command, error))
+}
+
+/// `error`, the reason the trace at `path` did not load; or, when `path`
+/// holds a tracegate snapshot, the error that says so and that `command`
+/// reads traces. A snapshot is recognised from its first kilobyte, or,
+/// re-saved with its keys reordered, by reading it as one. Only a regular
+/// file is looked into (a FIFO would block).
+pub fn snapshot_or(path: &Path, command: &str, error: Error) -> Error {
+    let snapshot = path.is_file()
+        && (snapshot::is_snapshot(path).unwrap_or(false)
+            || snapshot::Snapshot::load_path(path).is_ok());
+    if snapshot {
+        Error(format!(
+            "{}: this is a tracegate snapshot; `{command}` reads traces (use `check` to compare snapshots)",
+            path.display()
+        ))
+    } else {
+        error
+    }
+}
+
+/// Loads a trace, with a progress bar for its bytes unless `quiet`.
+fn load_with_progress(path: &Path, read: &ReadOptions) -> Result<Trace, Error> {
+    let limits = &read.limits;
+    let size = fs::metadata(path)
+        .map_err(|e| Error(format!("{}: cannot read: {e}", path.display())))?
+        .len();
+    if read.quiet {
+        return Ok(trace::load_file_with(path, limits, &mut |_| {})?);
+    }
+    let bar = read.progress.bytes(path, size);
+    let result = trace::load_file_with(path, limits, &mut |read| bar.set_position(read));
+    bar.finish();
+    Ok(result?)
+}

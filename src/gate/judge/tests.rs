@@ -13,6 +13,8 @@ use crate::gate::snapshot::tests::example_profile;
 use crate::gate::stats::IntervalKind;
 use crate::gate::verdict::{Finding, NoiseSource, Per, SingleSampleNoise};
 
+mod properties;
+
 fn example() -> Snapshot {
     let (profile, sha, bytes) = example_profile();
     Snapshot::from_profile(&profile, sha, bytes)

@@ -248,3 +248,86 @@ fn a_ratio_of_quantiles_scales_with_the_samples_and_is_the_median_at_one_half() 
     assert_eq!(unpaired.ratio, medians.ratio);
     assert_eq!(unpaired.resampling, Resampling::Independent);
 }
+
+/// The `q` quantile of `values` by Hyndman & Fan's type 7, computed here
+/// from its definition (h = (n − 1)·q, interpolated between the order
+/// statistics around h) rather than through [`quantile_sorted`].
+fn type7(values: &[f64], q: f64) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let h = (sorted.len() - 1) as f64 * q;
+    let (below, above) = (h.floor() as usize, h.ceil() as usize);
+    sorted[below] + (h - h.floor()) * (sorted[above] - sorted[below])
+}
+
+#[test]
+fn the_interval_is_the_two_sided_percentile_of_the_replicates() {
+    let baseline = spread_sample(30, 10.0);
+    let candidate: Vec<f64> = spread_sample(43, 10.0).iter().map(|x| x * 1.1).collect();
+    for confidence in [0.95, 0.9, 0.99] {
+        let estimate = ratio_of_medians_ci(&baseline, &candidate, confidence, 4000, 3);
+        let interval = estimate.interval.expect("30 and 43 samples");
+        let alpha = 1.0 - confidence;
+        let (low, high) = (
+            type7(&estimate.replicates, alpha / 2.0),
+            type7(&estimate.replicates, 1.0 - alpha / 2.0),
+        );
+        assert!(
+            (interval.low - low).abs() < 1e-12 && (interval.high - high).abs() < 1e-12,
+            "{confidence}: {interval:?} against {low}..{high}"
+        );
+        // Equal tails: about α/2 of the replicates lie beyond each bound.
+        let n = estimate.replicates.len() as f64;
+        let below = estimate
+            .replicates
+            .iter()
+            .filter(|&&r| r < interval.low)
+            .count() as f64;
+        let above = estimate
+            .replicates
+            .iter()
+            .filter(|&&r| r > interval.high)
+            .count() as f64;
+        for tail in [below / n, above / n] {
+            assert!(tail <= alpha / 2.0 + 1e-9, "{confidence}: tail {tail}");
+        }
+        assert!(
+            (below + above) / n > alpha / 2.0,
+            "{confidence}: {below} + {above} of {n}"
+        );
+    }
+}
+
+#[test]
+fn a_confidence_interval_needs_enough_samples_on_the_smaller_side() {
+    let sample = |n: usize| spread_sample(n, 100.0);
+    let kind = |b: usize, c: usize| {
+        ratio_of_medians_ci(&sample(b), &sample(c), 0.95, 200, 5)
+            .bounds()
+            .map(|b| b.kind)
+    };
+    let limit = MIN_CONFIDENCE_SAMPLES;
+    // 3 baseline steps against 40 candidate calls is a range, either way round.
+    assert_eq!(kind(3, 40), Some(IntervalKind::Range));
+    assert_eq!(kind(40, 3), Some(IntervalKind::Range));
+    assert_eq!(kind(limit - 1, limit + 30), Some(IntervalKind::Range));
+    assert_eq!(kind(limit + 30, limit - 1), Some(IntervalKind::Range));
+    assert_eq!(kind(limit, limit + 30), Some(IntervalKind::Confidence));
+    assert_eq!(kind(limit + 30, limit), Some(IntervalKind::Confidence));
+    assert_eq!(kind(1, 40), None);
+}
+
+#[test]
+fn a_replicate_at_the_threshold_counts_for_no_change() {
+    // Every candidate sample exactly ×1.25 its baseline: every paired
+    // replicate is 1.25, so "ratio > 1.25" is never shown (p = 1) and
+    // "ratio > 1.2" always is (p = 0).
+    let baseline = [4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0];
+    let candidate: Vec<f64> = baseline.iter().map(|x| x * 1.25).collect();
+    let estimate = paired_ratio_of_medians_ci(&baseline, &candidate, 0.95, 500, 9);
+    assert!(estimate.replicates.iter().all(|&r| r == 1.25));
+    assert_eq!(estimate.p_value_above(1.25), Some(1.0));
+    assert_eq!(estimate.p_value_below(1.25), Some(1.0));
+    assert_eq!(estimate.p_value_above(1.2), Some(0.0));
+    assert_eq!(estimate.p_value_below(1.3), Some(0.0));
+}

@@ -195,3 +195,68 @@ fn four_percent_steps_in_two_percent_noise_are_found_within_one_run() {
     assert!(found >= 190, "found {found} of 200");
     assert!(false_steps <= 2, "{false_steps} false steps in 200");
 }
+
+/// Uniform noise of ±2% has σ = 2/√3 = 1.155%: the estimate from the
+/// successive differences (each √2 σ) is that σ, not √2 times it.
+#[test]
+fn the_noise_estimate_is_the_sigma_of_one_run() {
+    let sigma = 2.0 / 3f64.sqrt();
+    for seed in 0..5 {
+        let values = series(2000, 2000, 0.0, 0.02, seed);
+        let noise = detect(&values, &ChangeOptions::default())
+            .noise_percent
+            .expect("a scale");
+        assert!(
+            (noise / sigma - 1.0).abs() < 0.08,
+            "seed {seed}: {noise}% against {sigma}%"
+        );
+    }
+}
+
+/// Σ (x − mean)² over `values` in units of σ², from its definition.
+fn squared_deviations(values: &[f64], sigma: f64) -> f64 {
+    let mean = values.iter().sum::<f64>() / values.len() as f64;
+    values.iter().map(|v| ((v - mean) / sigma).powi(2)).sum()
+}
+
+/// The places whose two-segment fit is within `cut` of the best one's.
+fn places_within(values: &[f64], sigma: f64, cut: f64) -> (usize, usize) {
+    let costs: Vec<(usize, f64)> = (1..values.len())
+        .map(|k| {
+            let cost =
+                squared_deviations(&values[..k], sigma) + squared_deviations(&values[k..], sigma);
+            (k, cost)
+        })
+        .collect();
+    let best = costs.iter().map(|c| c.1).fold(f64::INFINITY, f64::min);
+    let plausible: Vec<usize> = costs
+        .iter()
+        .filter(|c| c.1 - best <= cut)
+        .map(|c| c.0)
+        .collect();
+    (plausible[0], plausible[plausible.len() - 1])
+}
+
+/// A step's uncertainty is the 95% profile-likelihood interval: every
+/// place whose fit is within χ²₁'s 95% quantile (1.96² = 3.84) of the best.
+#[test]
+fn the_uncertainty_of_a_step_is_its_95_percent_likelihood_interval() {
+    let chi2_95 = 1.959_964f64.powi(2);
+    let (mut checked, mut narrower_at_half) = (0, 0);
+    for seed in 0..60 {
+        let values = series(40, 20, 0.03, 0.02, seed);
+        let found = detect(&values, &ChangeOptions::default());
+        let [step] = found.steps.as_slice() else {
+            continue;
+        };
+        let scale = median(&values).expect("values");
+        let sigma = robust_sigma(&values).max(MIN_NOISE_SHARE * scale);
+        let expected = places_within(&values, sigma, chi2_95);
+        assert_eq!(step.uncertainty, expected, "seed {seed}: {step:#?}");
+        checked += 1;
+        narrower_at_half += usize::from(places_within(&values, sigma, chi2_95 / 2.0) != expected);
+    }
+    assert!(checked >= 30, "{checked} single steps");
+    // The level matters: half the cut gives another interval on many series.
+    assert!(narrower_at_half >= 5, "{narrower_at_half} of {checked}");
+}

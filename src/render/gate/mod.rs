@@ -74,6 +74,8 @@
 mod chart;
 mod comment;
 mod finding;
+#[cfg(test)]
+mod fit_tests;
 mod group;
 mod template;
 mod terminal;

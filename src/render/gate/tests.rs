@@ -137,7 +137,8 @@ pub(super) fn small_verdict() -> Verdict {
 }
 
 /// [`small_verdict`] with two more `aten::mm` shapes: the same dims with the
-/// other operand transposed, and other dims.
+/// other operand transposed, and other dims; each shape with its own Δ and
+/// interval, and notes that fit findings with intervals.
 fn grouped_verdict() -> Verdict {
     let mut v = small_verdict();
     let regression = v
@@ -150,13 +151,19 @@ fn grouped_verdict() -> Verdict {
     transposed.op.as_mut().unwrap().input_strides = "((768, 1), (768, 1))".to_string();
     transposed.candidate = Some(130.0);
     transposed.delta_percent = Some(30.0);
+    transposed.interval_percent = Some((27.1, 33.2));
     transposed.impact_percent = Some(2.0);
     transposed.replay_package = Some("replay/aten_mm_1.zip".to_string());
     let mut other = regression.clone();
     other.op.as_mut().unwrap().input_dims = "((512, 3072), (3072, 768))".to_string();
+    other.candidate = Some(118.0);
+    other.delta_percent = Some(18.0);
+    other.interval_percent = Some((9.5, 26.4));
     other.impact_percent = Some(1.0);
     other.replay_package = None;
     v.findings.extend([transposed, other]);
+    v.workloads[0].notes =
+        vec!["1 matched op row launches a different kernel sequence".to_string()];
     v.sort_findings();
     v.counts.failures = 3;
     v.counts.regressions = 3;
@@ -167,6 +174,33 @@ fn grouped_verdict() -> Verdict {
 fn comment_snapshot() {
     let text = render_comment(&grouped_verdict(), "default", None).unwrap();
     insta::assert_snapshot!(text);
+}
+
+#[test]
+fn each_shape_row_shows_its_own_interval() {
+    let text = render_comment(&grouped_verdict(), "default", None).unwrap();
+    for (shape, delta, interval) in [
+        (
+            "((512, 768), (768, 768)) **NT**",
+            "+31.0%",
+            "+24.8% … +37.2%",
+        ),
+        (
+            "((512, 768), (768, 768)) **NN**",
+            "+30.0%",
+            "+27.1% … +33.2%",
+        ),
+        ("((512, 3072), (3072, 768))", "+18.0%", "+9.5% … +26.4%"),
+    ] {
+        let row = text
+            .lines()
+            .find(|l| l.starts_with(&format!("| {shape} |")))
+            .unwrap_or_else(|| panic!("no row for {shape}:\n{text}"));
+        assert!(
+            row.contains(&format!("| {delta} | {interval} |")),
+            "{shape}: {row}"
+        );
+    }
 }
 
 /// Two workloads, one of them cross-platform; warnings only.

@@ -163,3 +163,19 @@ fn linear_backward() {
     let grad_b = 6 * 16 + 16;
     assert_eq!(m.bytes, ((grad_x + grad_w + grad_b) * 4) as f64);
 }
+
+#[test]
+fn int_mm_reads_int8_and_writes_int32() {
+    // torch._int_mm: int8 (32×64)·(64×16) accumulates into an int32 result
+    // (aten's `_int_mm` always returns int32), so the output is 4 bytes an element.
+    let m = model_op(&op(
+        "aten::_int_mm",
+        "[[32, 64], [64, 16]]",
+        r#"["signed char", "signed char"]"#,
+        r#"["", ""]"#,
+    ))
+    .expect("modelled");
+    assert_eq!(m.flops, (2 * 32 * 16 * 64) as f64);
+    assert_eq!(m.bytes, ((32 * 64 + 64 * 16) + 32 * 16 * 4) as f64);
+    assert_eq!(m.compute_spec, Some(ComputeSpec::MatrixInt8));
+}

@@ -181,3 +181,115 @@ fn every_example_command_in_the_docs_runs_as_written() {
     let expected = if cfg!(tracegate_corpus) { 5 } else { 4 };
     assert!(ran.len() >= expected, "ran {ran:?}; skipped {skipped:?}");
 }
+
+/// The version `Cargo.toml` states.
+fn cargo_version() -> String {
+    let manifest = fs::read_to_string(repo().join("Cargo.toml")).expect("Cargo.toml");
+    manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("version = \""))
+        .and_then(|v| v.strip_suffix('"'))
+        .expect("a version line")
+        .to_string()
+}
+
+/// The tag the release workflow moves for `version`: its own shell (the
+/// `case "$version" in ... esac` of the `version` job) run by bash, so the
+/// docs are checked against the rule that runs, not a copy of it.
+fn moving_tag(version: &str) -> String {
+    let workflow =
+        fs::read_to_string(repo().join(".github/workflows/release.yml")).expect("release.yml");
+    let start = workflow
+        .find("case \"$version\" in")
+        .expect("release.yml computes the moving tag with a case on $version");
+    let end = start + workflow[start..].find("esac").expect("esac") + "esac".len();
+    let output = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "set -eu\n{}\nprintf %s \"$moving\"",
+            &workflow[start..end]
+        ))
+        .env("version", version)
+        .output()
+        .expect("bash");
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8(output.stdout).expect("utf-8")
+}
+
+#[test]
+fn the_release_rule_moves_v0_minor_before_1_0_and_the_major_after() {
+    assert_eq!(moving_tag("0.1.0"), "v0.1");
+    assert_eq!(moving_tag("0.12.3"), "v0.12");
+    assert_eq!(moving_tag("1.2.3"), "v1");
+    assert_eq!(moving_tag("2.0.0-rc.1"), "");
+}
+
+/// The files a user copies pins from: README.md, CONTRIBUTING.md, every
+/// file under docs/ and examples/, and the Actions' own descriptions.
+fn pinning_files() -> Vec<PathBuf> {
+    let mut files = vec![
+        repo().join("README.md"),
+        repo().join("CONTRIBUTING.md"),
+        repo().join("action.yml"),
+        repo().join("install/action.yml"),
+    ];
+    let mut stack = vec![repo().join("docs"), repo().join("examples")];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).expect("readable dir") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path
+                .extension()
+                .is_some_and(|e| e == "md" || e == "yml" || e == "yaml")
+            {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn every_documented_pin_resolves_under_the_release_rule() {
+    let version = cargo_version();
+    let moving = moving_tag(&version);
+    assert!(
+        !moving.is_empty(),
+        "{version} is a pre-release: no tag moves"
+    );
+    let exact = format!("v{version}");
+    let pin =
+        regex::Regex::new(r"tracegate/tracegate(/install)?@([A-Za-z0-9._-]+)").expect("regex");
+    let (mut seen, mut wrong) = (0, Vec::new());
+    for file in pinning_files() {
+        let text = fs::read_to_string(&file).expect("readable");
+        let name = file
+            .strip_prefix(repo())
+            .unwrap_or(&file)
+            .display()
+            .to_string();
+        for (number, line) in text.lines().enumerate() {
+            for found in pin.captures_iter(line) {
+                let reference = &found[2];
+                // A placeholder (`@REF`) names no tag.
+                if reference.chars().all(|c| c.is_ascii_uppercase()) {
+                    continue;
+                }
+                seen += 1;
+                if reference != moving && reference != exact {
+                    wrong.push(format!("{name}:{}: @{reference}", number + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "pins that no release of {version} creates (release.yml moves {moving}; \
+         {exact} is the exact tag):\n{}",
+        wrong.join("\n")
+    );
+    // The README, GITHUB.md and every workflow example pin the Action.
+    assert!(seen >= 10, "only {seen} pins found");
+}

@@ -14,9 +14,17 @@ set -euo pipefail
 root=${ACTION_ROOT:?ACTION_ROOT must name the Action repository copy}
 repository=${TRACEGATE_REPOSITORY:-tracegate/tracegate}
 
+# The tag the release workflow moves for this version: vMAJOR, or v0.MINOR
+# before 1.0 (as action/resolve.sh and release.yml compute it).
+version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$root/Cargo.toml" | head -n 1)
+case "$version" in
+    0.*) minor=${version#0.}; moving="v0.${minor%%.*}" ;;
+    *) moving="v${version%%.*}" ;;
+esac
+
 cannot_build() {
     echo "::error title=tracegate::cannot build tracegate from the Action's source: $*." \
-        "Pin the Action to a release so that it downloads a binary (uses: $repository@v1, an exact @vX.Y.Z, or that release's commit SHA)," \
+        "Pin the Action to a release so that it downloads a binary (uses: $repository@$moving, an exact @v$version, or that release's commit SHA)," \
         "or install Rust before this step (for example with dtolnay/rust-toolchain@stable)."
     exit 1
 }

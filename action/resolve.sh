@@ -11,8 +11,9 @@
 # the release workflow refuses a tag that does not match it. So:
 #
 #  - `version:` given: that release, or an error (never another version);
-#  - REF a version tag (`v1`, `v1.2`, `v1.2.3`): the release of the
-#    Cargo.toml version (the release workflow moves `v1` to each 1.x.y);
+#  - REF a version tag (`v1`, `v1.2`, `v1.2.3`; `v0.1` before 1.0): the
+#    release of the Cargo.toml version (the release workflow moves `v1` to
+#    each 1.x.y, `v0.1` to each 0.1.z);
 #  - REF a commit SHA: the same, when the release's recorded commit
 #    (`tracegate-VERSION.commit`) is that SHA; else the source is built;
 #  - REF a branch, or a local `uses: ./`: the source is built.

@@ -178,19 +178,10 @@ pub(super) struct HistoryPruneArgs {
 
 #[derive(Debug, clap::Args)]
 pub(super) struct ReplayArgs {
-    /// The trace: Kineto JSON, plain or gzip-compressed. With --ranks: a
-    /// directory of one job's per-rank traces (or per-rank snapshots).
+    /// The trace: Kineto JSON, plain or gzip-compressed (of a rank set, one
+    /// rank's file: the calls it replays are that rank's).
     pub(super) trace: PathBuf,
 
-    /// TRACE is a directory of one distributed job's per-rank traces or
-    /// snapshots (rank from distributedInfo.rank or `rank<N>` in the file
-    /// name): write one snapshot of the whole set, the lowest rank's op rows
-    /// with every rank's communication kernels, for `check` to match the
-    /// collectives across ranks. A snapshot of one rank's trace keeps that
-    /// rank's communication anyway: per-rank snapshots made on each node
-    /// merge in `check --ranks`.
-    #[arg(long)]
-    pub(super) ranks: bool,
     /// The op: an exact name (aten::mm), a glob (aten::*mm) or re:REGEX.
     #[arg(long, value_name = "NAME")]
     pub(super) op: String,

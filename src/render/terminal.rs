@@ -304,10 +304,9 @@ fn append_diagnosis(
     }
     let hardware = match &profile.hardware.name {
         Some(name) => format!("{name} ({})", profile.hardware.how),
-        None => format!(
-            "unknown GPU: {} (no efficiency figures; --hardware NAME supplies them)",
-            profile.hardware.detail
-        ),
+        // The detail says what detection saw ("unknown GPU: …; name one
+        // with --hardware NAME|SPEC", "no GPU recorded …") itself.
+        None => format!("{} (no efficiency figures)", profile.hardware.detail),
     };
     let _ = writeln!(out, "  Hardware: {}", printable(&hardware));
     let flagged: Vec<_> = diagnosis

@@ -27,7 +27,7 @@ use serde::Deserializer;
 use super::de::{checked_whole, hardware_spec, validated_list};
 use super::history::{Drift, History};
 use super::limits::{Breach, MAX_POLICY_BYTES, prescan, too_large};
-use super::matcher::OpMatcher;
+use super::matcher::IgnoreEntry;
 use super::model::{
     Accept, Budget, Communication, CrossPlatform, DEFAULT_LABEL, DEFAULT_YAML, EfficiencyRule,
     HardwareChoice, HardwarePolicy, Integrity, MissingOps, NewOps, POLICY_VERSION, Policy, Replay,
@@ -155,7 +155,7 @@ struct PolicyFile {
     #[serde(default = "rule_fail")]
     nothing_to_compare: Rule,
     #[serde(default, deserialize_with = "validated_list")]
-    ignore: Vec<OpMatcher>,
+    ignore: Vec<IgnoreEntry>,
     #[serde(default)]
     replay: Replay,
     #[serde(default)]
@@ -314,7 +314,7 @@ fn parse(text: &str, label: &str, base_dir: Option<&Path>) -> Result<Policy, Pol
         missing_ops: file.missing_ops,
         shape_changed: file.shape_changed,
         nothing_to_compare: file.nothing_to_compare,
-        ignore: file.ignore,
+        ignore: file.ignore.into_iter().map(|entry| entry.0).collect(),
         replay: file.replay,
         integrity: file.integrity,
         communication: file.communication,

@@ -277,9 +277,13 @@ impl fmt::Display for OpMatcher {
 
 /// The YAML shape of a `match:` mapping, each value compiled where it
 /// stands (so an invalid regex is reported at its own line and column).
+/// An `ignore` entry has the same shape, with `match:` (which a `match:`
+/// mapping itself may not hold) or the other keys directly.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct MatchSpec {
+    #[serde(default, rename = "match")]
+    matcher: Option<Box<OpMatcher>>,
     #[serde(default, deserialize_with = "name_pattern")]
     name: Option<Pattern>,
     #[serde(default, deserialize_with = "opt_category")]
@@ -310,6 +314,11 @@ impl<'de> Deserialize<'de> for OpMatcher {
             deserializer,
             "an op match (name, category, shape or module)",
             |spec: MatchSpec| {
+                if spec.matcher.is_some() {
+                    return Err("an op match holds name, category, shape or module, \
+                         not another `match:`"
+                        .to_string());
+                }
                 if spec.name.is_none()
                     && spec.category.is_none()
                     && spec.shape.is_none()
@@ -328,6 +337,48 @@ impl<'de> Deserialize<'de> for OpMatcher {
                 })
             },
         )
+    }
+}
+
+/// An `ignore` entry: `match: {…}`, as budgets, cross-platform rules and
+/// `accept` entries write it, or (the older form, still read so that no
+/// policy breaks) the op match's keys directly.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct IgnoreEntry(pub(super) OpMatcher);
+
+impl Validate for IgnoreEntry {
+    const EXPECTING: &'static str = "an ignore entry (match: an op match)";
+    fn validate(&self) -> Result<(), String> {
+        Ok(())
+    }
+    fn patterns(&self) -> usize {
+        self.0.patterns()
+    }
+}
+
+impl<'de> Deserialize<'de> for IgnoreEntry {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<IgnoreEntry, D::Error> {
+        checked_map(deserializer, IgnoreEntry::EXPECTING, |spec: MatchSpec| {
+            let bare = spec.name.is_some()
+                || spec.category.is_some()
+                || spec.shape.is_some()
+                || spec.module.is_some();
+            match (spec.matcher, bare) {
+                (Some(_), true) => Err("give the op match under `match:` only (name, category, \
+                     shape and module beside it are the older form of the same)"
+                    .to_string()),
+                (Some(matcher), false) => Ok(IgnoreEntry(*matcher)),
+                (None, true) => Ok(IgnoreEntry(OpMatcher {
+                    name: spec.name,
+                    category: spec.category,
+                    shape: spec.shape,
+                    module: spec.module,
+                })),
+                (None, false) => Err("matches every op: give `match:` with at least one of \
+                     name, category, shape, module"
+                    .to_string()),
+            }
+        })
     }
 }
 

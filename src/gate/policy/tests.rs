@@ -260,7 +260,7 @@ fn bad_regex_and_glob_are_located() {
     );
     assert_eq!(
         error("version: 1\nignore:\n  - {}\n"),
-        "policy.yaml:3:5: ignore[0]: matches every op: give at least one of name, category, shape, module"
+        "policy.yaml:3:5: ignore[0]: matches every op: give `match:` with at least one of name, category, shape, module"
     );
 }
 
@@ -393,6 +393,38 @@ fn budgets_and_ignore_match_ops() {
     assert!(policy.is_ignored("aten::mm", "GEMM", "", Some("Model_0/Loss_0")));
     assert!(!policy.is_ignored("aten::mm", "GEMM", "", Some("Model_0/Linear_0")));
     assert!(!policy.is_ignored("aten::mm", "GEMM", "", None));
+}
+
+/// `ignore` entries take `match:` as budgets and `accept` entries do, and
+/// the older bare form means the same; both at once is an error.
+#[test]
+fn ignore_entries_take_match_as_accept_does_and_the_bare_form_still() {
+    let with_match = Policy::from_yaml(
+        "version: 1\nignore:\n  - match: { name: \"aten::copy_\", module: \"**/Loss_*\" }\n\
+         accept:\n  - match: { name: \"aten::copy_\", module: \"**/Loss_*\" }\n    reason: r\n",
+        "p.yaml",
+    )
+    .unwrap();
+    let bare = Policy::from_yaml(
+        "version: 1\nignore:\n  - name: \"aten::copy_\"\n    module: \"**/Loss_*\"\n",
+        "p.yaml",
+    )
+    .unwrap();
+    assert_eq!(with_match.ignore, bare.ignore);
+    assert_eq!(with_match.accept[0].matcher.as_ref(), Some(&bare.ignore[0]));
+    assert!(with_match.is_ignored("aten::copy_", "elementwise", "", Some("M_0/Loss_0")));
+    assert!(!with_match.is_ignored("aten::copy_", "elementwise", "", Some("M_0/Linear_0")));
+    assert_eq!(
+        error("version: 1\nignore:\n  - match: { name: a }\n    name: b\n"),
+        "policy.yaml:3:5: ignore[0]: give the op match under `match:` only (name, category, \
+         shape and module beside it are the older form of the same)"
+    );
+    assert!(
+        error("version: 1\nignore:\n  - match: { nmae: a }\n")
+            .starts_with("policy.yaml:3:14: ignore[0].match: unknown field `nmae`"),
+        "{}",
+        error("version: 1\nignore:\n  - match: { nmae: a }\n")
+    );
 }
 
 #[test]

@@ -210,9 +210,10 @@ fn info_line(info: &[GroupView]) -> Option<String> {
         }
     }
     Some(format!(
-        "+ {findings} info finding{} ({}) in report.json",
+        "+ {findings} info finding{} ({}): --out-dir writes {} to report.json",
         plural(findings),
-        kinds.join(", ")
+        kinds.join(", "),
+        if findings == 1 { "it" } else { "them" }
     ))
 }
 

@@ -1044,7 +1044,7 @@ fn accepted_regressions_are_shown_and_do_not_fail() {
             finding["accepted"]["severity"] == "fail" || finding["accepted"]["severity"] == "warn"
         );
     }
-    assert_eq!(report["schema_minor"], 6);
+    assert_eq!(report["schema_minor"], 7);
     assert!(
         stdout
             .lines()

@@ -35,6 +35,7 @@ mod learned;
 mod noise;
 mod own_snapshot;
 mod sweep;
+mod verdict;
 
 const QWEN_H100: &str = "tracelens/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz";
 const QWEN_MI300: &str = "tracelens/mi300/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz";
@@ -628,53 +629,6 @@ fn one_op_thirty_percent_slower_over_many_rows_fails() {
     let findings = gate.describe();
     assert_eq!(gate.code, 1, "{findings}");
     assert_eq!(gate.findings()[0]["op"]["name"], "aten::mm", "{findings}");
-}
-
-/// Issue 12: a ×1.2 slowdown of any op holding ≥ 2% of GPU time is at
-/// least a warning naming that op, although its added time (+0.4% for a 2%
-/// op) can be below `min_impact_percent`; on the single-step BERT trace
-/// (309 µs of GPU time) the op rows are also below the old fixed 10 µs
-/// floor. Identical traces and ±3% jitter stay quiet (tests 1 and 2).
-#[test]
-#[cfg_attr(
-    not(tracegate_corpus),
-    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
-)]
-fn a_fifth_slower_op_with_two_percent_of_gpu_time_is_at_least_a_warning() {
-    let mut judged = 0;
-    for relative in [BERT_H100, QWEN_H100, FALCON_H100] {
-        let trace = corpus(relative);
-        let report = report_json(&trace);
-        let busy = f64_of(&report["timeline"]["busy_time"]);
-        for op in report["ops"].as_array().expect("ops") {
-            let us = f64_of(&op["total_direct_kernel_time_us"]);
-            let name = op["name"].as_str().expect("op name");
-            if us < 0.02 * busy {
-                continue;
-            }
-            judged += 1;
-            let gate = run_check(&[&trace], &op_slowed(relative, name, 1.2, us), &[]);
-            let findings = gate.describe();
-            let named = gate.findings().iter().any(|f| {
-                f["op"]["name"] == name
-                    && matches!(f["severity"].as_str(), Some("warn" | "fail"))
-                    && matches!(f["kind"].as_str(), Some("regression"))
-            });
-            assert!(
-                named,
-                "{relative}: {name} ×1.2 ({:.1}% of GPU time) is not flagged:\n{findings}",
-                us / busy * 100.0
-            );
-            for finding in gate.findings() {
-                if let Some(other) = finding["op"]["name"].as_str() {
-                    if finding["severity"] != "info" {
-                        assert_eq!(other, name, "{relative}: {findings}");
-                    }
-                }
-            }
-        }
-    }
-    assert!(judged >= 10, "only {judged} ops hold 2% of GPU time");
 }
 
 // ------------------------------------------------------------------ 4. kernel selection

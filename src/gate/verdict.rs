@@ -34,8 +34,11 @@ pub const DRIFT_RULE: &str = "drift";
 /// failing `regression` that is `inconclusive` (a one-sample change the
 /// noise of one call cannot confirm), which makes the outcome
 /// `inconclusive`, with the group field `inconclusive` and the count
-/// `inconclusive_groups`.
-pub const VERDICT_SCHEMA_MINOR: u32 = 6;
+/// `inconclusive_groups`; 7 the `different_workloads` outcome (exit 2)
+/// with its `nothing_to_compare` finding of rule
+/// `integrity.min_matched_share`, and the `timeline` finding of rule
+/// `end_to_end` (the whole step's time, with where the added time went).
+pub const VERDICT_SCHEMA_MINOR: u32 = 7;
 
 /// How much a finding matters, as the policy rule that raised it says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -697,14 +700,20 @@ pub enum Outcome {
     /// No fail finding but a failing integrity finding: the trace cannot
     /// support a pass (too little GPU time in judged rows, under-recorded).
     Inconclusive,
+    /// Too little of the two sides' work matches (the policy's
+    /// `integrity.min_matched_share`): they look like different workloads,
+    /// and comparing them is an input error, not a regression.
+    DifferentWorkloads,
 }
 
 impl Outcome {
-    /// The process exit code: 0 pass, 1 fail or inconclusive.
+    /// The process exit code: 0 pass, 1 fail or inconclusive, 2 different
+    /// workloads (an input error, like a file that cannot be read).
     pub fn exit_code(self) -> u8 {
         match self {
             Outcome::Pass => 0,
             Outcome::Fail | Outcome::Inconclusive => 1,
+            Outcome::DifferentWorkloads => 2,
         }
     }
 
@@ -714,6 +723,7 @@ impl Outcome {
             Outcome::Pass => "pass",
             Outcome::Fail => "fail",
             Outcome::Inconclusive => "inconclusive",
+            Outcome::DifferentWorkloads => "different_workloads",
         }
     }
 }

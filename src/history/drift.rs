@@ -6,7 +6,9 @@
 //! ([`EntryMeta::computation_per_step_us`]); an op's is its GPU time per
 //! step ([`op_times_per_step`]), for the ops holding at least
 //! [`DriftRule::min_share_percent`] of the candidate's GPU time. Only a
-//! slowdown beyond the limit is drift: getting faster never fails.
+//! slowdown beyond the limit is drift: getting faster never fails. The
+//! limit is raised to the history's own run-to-run noise ([`step_spread`]),
+//! so that noisy runs do not drift by chance.
 //!
 //! The gate does not know the history (history depends on the gate), so a
 //! [`Drift`] builds its own [`Finding`] (rule `drift`) for `check` to add.
@@ -93,8 +95,16 @@ pub fn workload_drift(
     let window = window(history, rule)?;
     let reference = &window[0];
     let points = workload_series(window);
+    let spread = step_spread(&workload_series(spread_runs(history)));
     let candidate_point = workload_series(std::slice::from_ref(candidate)).remove(0);
-    drift_of(&points, &candidate_point, rule, busy_per_step(reference)).map(|drift| Drift {
+    drift_of(
+        &points,
+        &candidate_point,
+        rule,
+        spread,
+        busy_per_step(reference),
+    )
+    .map(|drift| Drift {
         workload: candidate.workload.clone(),
         ..drift
     })
@@ -125,7 +135,8 @@ pub fn op_drift(
                 run_url: entry.run_url.clone(),
                 value_us: us,
             };
-            let drift = drift_of(&points, &candidate_point, rule, reference_busy)?;
+            let spread = step_spread(&op_series(spread_runs(history), &name));
+            let drift = drift_of(&points, &candidate_point, rule, spread, reference_busy)?;
             let category = snapshot
                 .ops
                 .iter()
@@ -178,7 +189,7 @@ impl Drift {
             "{what} {:+.1}% over the last {} merges, beyond the {}% drift limit (since {}: {})",
             self.total_percent,
             self.merges,
-            self.limit_percent,
+            crate::gate::verdict::trimmed_number((self.limit_percent * 10.0).round() / 10.0),
             short(&self.reference_commit),
             commits.join(", ")
         );
@@ -207,13 +218,50 @@ fn window<'a, T>(history: &'a [T], rule: &DriftRule) -> Option<&'a [T]> {
     (rule.merges > 0).then(|| &history[start..])
 }
 
+/// How many of the newest runs of the history measure its run-to-run
+/// spread ([`step_spread`]).
+const SPREAD_RUNS: usize = 20;
+
+/// How many of the spread's standard deviations a drift must exceed: the
+/// candidate against the reference is one run against another, each with
+/// its noise.
+const SPREAD_DEVIATIONS: f64 = 3.0;
+
+/// The newest [`SPREAD_RUNS`] runs of a history.
+fn spread_runs<T>(history: &[T]) -> &[T] {
+    &history[history.len().saturating_sub(SPREAD_RUNS)..]
+}
+
+/// The history's run-to-run noise of one value: the spread of its changes
+/// from one merge to the next (log ratios) around their median, as a
+/// standard deviation (relative; 0.02 = 2%); a steady drift (every merge
+/// adding about the same) leaves it small, noise between runs does not.
+/// `None` with fewer than 3 changes.
+fn step_spread(points: &[Point]) -> Option<f64> {
+    let changes: Vec<f64> = points
+        .windows(2)
+        .filter(|pair| pair[0].value_us > 0.0 && pair[1].value_us > 0.0)
+        .map(|pair| (pair[1].value_us / pair[0].value_us).ln())
+        .collect();
+    if changes.len() < 3 {
+        return None;
+    }
+    let mut sorted = changes.clone();
+    sorted.sort_by(f64::total_cmp);
+    let median = sorted[sorted.len() / 2];
+    let variance = changes.iter().map(|c| (c - median).powi(2)).sum::<f64>() / changes.len() as f64;
+    Some(variance.sqrt())
+}
+
 /// The drift from `points[0]` (the reference) through the other points to
-/// the candidate, when the candidate grew beyond the limit; the workload is
-/// left for the caller to name.
+/// the candidate, when the candidate grew beyond the limit, raised to
+/// [`SPREAD_DEVIATIONS`] times the history's measured run-to-run noise
+/// (`spread`, [`step_spread`]); the workload is left for the caller to name.
 fn drift_of(
     points: &[Point],
     candidate: &Point,
     rule: &DriftRule,
+    spread: Option<f64>,
     reference_busy_us: f64,
 ) -> Option<Drift> {
     let reference = points.first()?;
@@ -221,7 +269,9 @@ fn drift_of(
         return None;
     }
     let total_percent = (candidate.value_us / reference.value_us - 1.0) * 100.0;
-    if total_percent <= rule.limit_percent {
+    let noise_percent = spread.map_or(0.0, |s| (SPREAD_DEVIATIONS * s).exp_m1() * 100.0);
+    let limit_percent = rule.limit_percent.max(noise_percent);
+    if total_percent <= limit_percent {
         return None;
     }
     let run: Vec<&Point> = points.iter().chain(std::iter::once(candidate)).collect();
@@ -242,7 +292,7 @@ fn drift_of(
         workload: String::new(),
         op: None,
         merges: rule.merges,
-        limit_percent: rule.limit_percent,
+        limit_percent,
         reference_commit: reference.commit.clone(),
         reference_us: reference.value_us,
         candidate_us: candidate.value_us,

@@ -263,3 +263,73 @@ fn a_gpu_only_trace_is_compared_kernel_by_kernel() {
         );
     }
 }
+
+/// A copy of a trace with every kernel's `dur` times `factor(kernel, index)`.
+fn scaled_kernels(relative: &str, what: &str, factor: impl Fn(&Value, u64) -> f64) -> PathBuf {
+    derived(&format!("{}.{what}.json", label(relative)), |out| {
+        let mut trace = read_json(&corpus(relative));
+        for (index, event) in events_mut(&mut trace)
+            .iter_mut()
+            .filter(|e| is_kernel(e))
+            .enumerate()
+        {
+            let f = factor(event, index as u64);
+            event["dur"] = Value::from(dur(event) * f);
+        }
+        write_json(out, &trace);
+    })
+}
+
+/// A deterministic factor in [1 − percent, 1 + percent] from a seed and a
+/// key ([`jitter_factor`] spans ±3%).
+fn within(percent: f64, seed: u64, key: u64) -> f64 {
+    1.0 + (jitter_factor(seed, key) - 1.0) / 0.03 * percent / 100.0
+}
+
+/// A key for a kernel name (FNV-1a), so every launch of a name gets one factor.
+fn name_key(event: &Value) -> u64 {
+    event["name"]
+        .as_str()
+        .unwrap_or("")
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        })
+}
+
+/// Issue 23's noise suite under the default policy: ±5% kernel jitter, a
+/// clock 2–4% slower on every kernel, each stream its own ±2%, and
+/// correlated run noise (the run ±2%, each kernel name ±2%) give no
+/// failure and no warning.
+#[test]
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
+fn jitter_clock_drift_streams_and_correlated_run_noise_pass_quietly() {
+    for relative in [A100_STEPS, super::QWEN_H100] {
+        let baseline = if relative == A100_STEPS {
+            snapshot(relative)
+        } else {
+            corpus(relative)
+        };
+        let stream = |e: &Value| e["args"]["stream"].as_u64().unwrap_or(0);
+        let cases = [
+            scaled_kernels(relative, "jitter5", |_, i| within(5.0, 11, i)),
+            scaled_kernels(relative, "clock2", |_, _| 1.02),
+            scaled_kernels(relative, "clock4", |_, _| 1.04),
+            scaled_kernels(relative, "streams2", move |e, _| within(2.0, 12, stream(e))),
+            scaled_kernels(relative, "correlated2x2", |e, _| {
+                within(2.0, 13, 0) * within(2.0, 14, name_key(e))
+            }),
+        ];
+        for candidate in &cases {
+            let gate = run_check(&[baseline.as_path()], candidate, &[]);
+            let findings = gate.describe();
+            let what = format!("{relative} {}", candidate.display());
+            assert_eq!(gate.code, 0, "{what}:\n{findings}");
+            assert_eq!(gate.report["counts"]["failures"], 0, "{what}:\n{findings}");
+            assert_eq!(gate.report["counts"]["warnings"], 0, "{what}:\n{findings}");
+        }
+    }
+}

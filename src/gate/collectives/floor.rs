@@ -247,7 +247,14 @@ fn judge_family(
         ""
     };
     let floor_is = match sides.calls {
-        1 => "one call is its own floor, transfer and wait together".to_string(),
+        1 => "one call is its own floor, transfer and wait together: one rank cannot tell \
+              wait from transfer"
+            .to_string(),
+        calls if (calls as f64) < 1.0 / FLOOR_QUANTILE => format!(
+            "with {calls} calls the floor is the fastest of them, which may still have waited \
+             for the other ranks: one rank cannot tell wait from transfer (profile more steps, \
+             or check the job's ranks together with --ranks)"
+        ),
         calls => format!(
             "the floor is the {:.0}th percentile of its {calls} calls' times, the calls that \
              waited least for the other ranks: about the transfer itself",
@@ -430,6 +437,25 @@ mod tests {
         let added = 0.3 * calls().iter().sum::<f64>();
         assert!((finding.impact_percent.unwrap() - added / 100.0).abs() < 1e-9);
         assert!(!finding.statistics.inconclusive);
+    }
+
+    #[test]
+    fn too_few_calls_to_have_a_floor_say_one_rank_cannot_tell_wait_from_transfer() {
+        let few = [400.0, 420.0, 900.0, 1500.0, 2600.0];
+        let slower: Vec<f64> = few.iter().map(|t| t * 1.3).collect();
+        let findings = judged(&few, &slower, None);
+        assert_eq!(findings.len(), 1, "{findings:?}");
+        let message = &findings[0].message;
+        assert!(message.contains("with 5 calls"), "{message}");
+        assert!(
+            message.contains("cannot tell wait from transfer"),
+            "{message}"
+        );
+        // With enough calls the floor is a low quantile, said as such.
+        let slower: Vec<f64> = calls().iter().map(|t| t * 1.3).collect();
+        let message = &judged(&calls(), &slower, None)[0].message;
+        assert!(!message.contains("cannot tell"), "{message}");
+        assert!(message.contains("10th percentile"), "{message}");
     }
 
     #[test]

@@ -2,12 +2,14 @@
 //! side's rows must hold the policy's share of its GPU busy time, and
 //! neither trace may say it is under-recorded (graph launches without GPU
 //! work, dropped profiler records); otherwise one finding names the shares
-//! and the causes — never a silent pass.
+//! and the causes — never a silent pass. When too little of either side's
+//! work matches the other's, the two look like different workloads
+//! ([`different_workloads`]).
 
 use crate::analysis::profile::Coverage;
 use crate::gate::compare::Comparison;
 use crate::gate::policy::Policy;
-use crate::gate::verdict::{Finding, FindingKind, FindingPriority};
+use crate::gate::verdict::{Finding, FindingKind, FindingPriority, Severity};
 
 /// The causes on one side, in words; empty when the side is sound.
 /// `versus_other` is this side's GPU busy time as a share of the other
@@ -87,4 +89,75 @@ pub(super) fn integrity_findings(
             format!("`{workload}` cannot be judged: {}", all.join("; ")),
         )
     });
+}
+
+/// The rule of the different-workloads finding.
+pub const DIFFERENT_WORKLOADS_RULE: &str = "integrity.min_matched_share";
+
+/// When the rows both sides have (matched by name and arguments) hold less
+/// than the policy's `integrity.min_matched_share` of either side's time in
+/// rows, the two sides look like different workloads: one finding says so
+/// and nothing else of the workload is judged (a model against another
+/// model is not a regression of either; the timeline's deltas would be
+/// meaningless five-digit percentages). The verdict is then
+/// [`Outcome::DifferentWorkloads`] (exit 2, like any input error).
+///
+/// [`Outcome::DifferentWorkloads`]: crate::gate::verdict::Outcome::DifferentWorkloads
+pub(super) fn different_workloads(comparison: &Comparison, policy: &Policy) -> Option<Finding> {
+    let min = policy.integrity.min_matched_share;
+    let rows = |sides: &mut dyn Iterator<Item = &crate::gate::compare::OpSide>| {
+        sides
+            .filter(|side| !side.is_whole_graph())
+            .fold((0usize, 0.0f64), |(n, us), side| (n + 1, us + side.time_us))
+    };
+    let (matched, matched_baseline_us) = rows(&mut comparison.ops.iter().map(|op| &op.baseline));
+    let matched_candidate_us = rows(&mut comparison.ops.iter().map(|op| &op.candidate)).1;
+    let shape_changed = |baseline: bool| {
+        comparison.shape_changed.iter().map(move |change| {
+            if baseline {
+                &change.baseline
+            } else {
+                &change.candidate
+            }
+        })
+    };
+    let (only_baseline, only_baseline_us) =
+        rows(&mut comparison.missing_ops.iter().chain(shape_changed(true)));
+    let (only_candidate, only_candidate_us) =
+        rows(&mut comparison.new_ops.iter().chain(shape_changed(false)));
+    let share = |matched_us: f64, other_us: f64| {
+        let all = matched_us + other_us;
+        (all > 0.0).then(|| matched_us / all)
+    };
+    let baseline = share(matched_baseline_us, only_baseline_us)?;
+    let candidate = share(matched_candidate_us, only_candidate_us)?;
+    if baseline.min(candidate) >= min {
+        return None;
+    }
+    let of = matched + only_baseline.max(only_candidate);
+    let workload = &comparison.workload;
+    Some(Finding {
+        metric: "share of the time in rows that both sides have".into(),
+        baseline: Some(baseline * 100.0),
+        candidate: Some(candidate * 100.0),
+        unit: "%".into(),
+        limit: Some(min * 100.0),
+        priority: FindingPriority::Critical,
+        ..Finding::new(
+            DIFFERENT_WORKLOADS_RULE,
+            Severity::Fail,
+            FindingKind::NothingToCompare,
+            workload.clone(),
+            format!(
+                "`{workload}`: these look like different workloads ({matched} of {of} ops \
+                 matched): the ops both sides ran hold {:.1}% of the baseline's and {:.1}% of \
+                 the candidate's time in ops, below the {:.0}% `integrity.min_matched_share` \
+                 asks; nothing else is judged. Compare runs of one workload, or lower that \
+                 share if the work really changed this much",
+                baseline * 100.0,
+                candidate * 100.0,
+                min * 100.0
+            ),
+        )
+    })
 }

@@ -31,7 +31,8 @@
 //! statistically (same platform, across platforms) and applies the
 //! false-discovery control; `families.rs` judges each kernel over all the
 //! rows that launch it; `phase_ops.rs` each op within a phase; `learned.rs` judges a row against its learned
-//! cross-platform ratio; `timeline.rs` the timeline rules; `limits.rs`
+//! cross-platform ratio; `timeline.rs` the timeline rules; `end_to_end.rs`
+//! the guard on the whole step's time and where it went; `limits.rs`
 //! the efficiency floors and budgets; `integrity.rs` the coverage rule that
 //! makes a verdict inconclusive; `findings.rs` builds findings;
 //! `groups.rs` groups the final findings by op (one line per op, with its
@@ -40,6 +41,7 @@
 //! did nothing.
 
 mod accept;
+mod end_to_end;
 mod families;
 mod findings;
 mod groups;
@@ -244,7 +246,12 @@ pub fn judge_with(workloads: &[Workload], policy: &Policy, options: &JudgeOption
                 && (f.kind == FindingKind::Integrity || f.statistics.inconclusive) == doubt
         })
     };
-    let outcome = if failing(false) {
+    let different = findings
+        .iter()
+        .any(|f| f.rule == integrity::DIFFERENT_WORKLOADS_RULE && f.severity == Severity::Fail);
+    let outcome = if different {
+        Outcome::DifferentWorkloads
+    } else if failing(false) {
         Outcome::Fail
     } else if failing(true) {
         Outcome::Inconclusive

@@ -335,8 +335,8 @@ fn finish(finding: &mut Finding, op: &OpComparison, threshold_percent: f64) {
 
 /// The share of the baseline's GPU time that makes a confident slowdown
 /// a warning even when its added time is below `min_impact_percent`: twice
-/// that minimum (1% under the default policy), so a ×1.2 slowdown of an op
-/// holding 2% of GPU time (+0.4%) is named.
+/// that minimum (0.6% under the default policy), so a ×1.2 slowdown of an
+/// op holding 1% of GPU time (+0.2%) is named.
 pub(super) fn material_share_percent(policy: &Policy) -> f64 {
     2.0 * policy.noise.min_impact_percent
 }

@@ -65,6 +65,19 @@ pub(super) fn headline(verdict: &Verdict) -> String {
             c.inconclusive_groups,
             listed(&|g| g.inconclusive)
         ),
+        Outcome::DifferentWorkloads => {
+            let finding = verdict
+                .findings
+                .iter()
+                .find(|f| f.rule == super::integrity::DIFFERENT_WORKLOADS_RULE);
+            let what = finding.map_or("", |f| {
+                let message = f.message.as_str();
+                let start = message.find("these look").unwrap_or(0);
+                let end = message.find(')').map_or(message.len(), |i| i + 1);
+                &message[start..end.max(start)]
+            });
+            format!("❔ tracegate: {what}")
+        }
         Outcome::Inconclusive => {
             let top = verdict
                 .findings

@@ -363,8 +363,8 @@ fn borrowed_noise_comes_before_the_prior_and_is_named() {
 #[test]
 fn a_fifth_slower_op_with_a_material_share_warns_below_the_impact_minimum() {
     let baseline = example();
-    // ×1.2 of 1.2–2.4% adds 0.24–0.48%: below the 0.5% minimum.
-    let index = row_with_share(&baseline, 1.2, 2.4);
+    // ×1.2 of 0.6–1.4% adds 0.12–0.28%: below the 0.3% minimum.
+    let index = row_with_share(&baseline, 0.6, 1.4);
     let candidate = scaled(&baseline, index, 1.2, [1.2, 1.2, 1.2]);
     let verdict = verdict_of(&baseline, &candidate);
     let finding = regression_on(&verdict, &baseline, index);
@@ -372,7 +372,7 @@ fn a_fifth_slower_op_with_a_material_share_warns_below_the_impact_minimum() {
     assert!(
         finding
             .message
-            .contains("less than the 0.5% impact minimum"),
+            .contains("less than the 0.3% impact minimum"),
         "{}",
         finding.message
     );
@@ -473,7 +473,7 @@ fn an_unconfirmed_single_sample_warns_under_its_knob_and_below_the_impact_minimu
     assert_eq!(verdict.outcome, Outcome::Pass);
     // Below the impact minimum on a row holding a material share: a
     // warning as before, not inconclusive.
-    let index = row_with_share(&baseline, 1.2, 2.4);
+    let index = row_with_share(&baseline, 0.6, 1.4);
     let before = single(&baseline, index, 1.0);
     let policy = jitter_of(&baseline, index, 10.0);
     let verdict = verdict_under(&before, &single(&baseline, index, 1.2), &policy);
@@ -483,7 +483,7 @@ fn an_unconfirmed_single_sample_warns_under_its_knob_and_below_the_impact_minimu
     assert!(
         finding
             .message
-            .contains("less than the 0.5% impact minimum")
+            .contains("less than the 0.3% impact minimum")
     );
     assert_eq!(verdict.outcome, Outcome::Pass);
 }
@@ -520,4 +520,89 @@ fn an_unconfirmed_single_sample_is_named_before_the_timeline() {
     );
     assert!(first.statistics.inconclusive);
     assert_eq!(verdict.findings[1].kind, FindingKind::Timeline);
+}
+
+/// The example with every op renamed: the same time, none of its rows.
+fn renamed_ops(snapshot: &Snapshot) -> Snapshot {
+    let mut copy = snapshot.clone();
+    for op in &mut copy.ops {
+        op.name = format!("other::{}", op.name);
+    }
+    copy
+}
+
+#[test]
+fn sides_with_too_little_work_in_common_are_different_workloads_and_nothing_else() {
+    let baseline = example();
+    let verdict = verdict_of(&baseline, &renamed_ops(&baseline));
+    assert_eq!(verdict.outcome, Outcome::DifferentWorkloads);
+    assert_eq!(verdict.outcome.exit_code(), 2);
+    assert_eq!(verdict.findings.len(), 1, "{:#?}", verdict.findings);
+    let finding = &verdict.findings[0];
+    assert_eq!(finding.rule, "integrity.min_matched_share");
+    assert!(
+        finding
+            .message
+            .contains("these look like different workloads (0 of"),
+        "{}",
+        finding.message
+    );
+    assert!(
+        verdict.headline.contains("different workloads"),
+        "{}",
+        verdict.headline
+    );
+    // Off at 0: judged as usual (nothing matches, which is its own finding).
+    let mut policy = Policy::default();
+    policy.integrity.min_matched_share = 0.0;
+    let verdict = verdict_under(&baseline, &renamed_ops(&baseline), &policy);
+    assert_ne!(verdict.outcome, Outcome::DifferentWorkloads);
+    // The same work is one workload.
+    assert_ne!(
+        verdict_of(&baseline, &baseline).outcome,
+        Outcome::DifferentWorkloads
+    );
+}
+
+/// The example with `added_us` of idle time in each step (and the run).
+fn idler(snapshot: &Snapshot, added_us: f64) -> Snapshot {
+    let mut copy = snapshot.clone();
+    let steps = copy.steps.len().max(1) as f64;
+    for step in &mut copy.steps {
+        step.timeline.idle_time += added_us;
+        step.timeline.total_time += added_us;
+    }
+    copy.timeline.idle_time += added_us * steps;
+    copy.timeline.total_time += added_us * steps;
+    copy
+}
+
+#[test]
+fn a_longer_step_fails_once_saying_where_the_time_went() {
+    let baseline = example();
+    let step_us = baseline.steps[0].timeline.total_time;
+    let verdict = verdict_of(&baseline, &idler(&baseline, 0.2 * step_us));
+    let guard: Vec<&Finding> = verdict
+        .findings
+        .iter()
+        .filter(|f| f.rule == "end_to_end")
+        .collect();
+    assert_eq!(guard.len(), 1, "{:#?}", verdict.findings);
+    assert_eq!(guard[0].severity, Severity::Fail);
+    assert_eq!(verdict.outcome, Outcome::Fail);
+    let message = &guard[0].message;
+    assert!(message.contains("of which idle +"), "{message}");
+    assert!(message.contains("(100%)"), "{message}");
+    // Within the limit: nothing.
+    let verdict = verdict_of(&baseline, &idler(&baseline, 0.02 * step_us));
+    assert!(
+        verdict.findings.iter().all(|f| f.rule != "end_to_end"),
+        "{:#?}",
+        verdict.findings
+    );
+    // Off with a null limit.
+    let mut policy = Policy::default();
+    policy.end_to_end.max_regression_percent = None;
+    let verdict = verdict_under(&baseline, &idler(&baseline, 0.2 * step_us), &policy);
+    assert!(verdict.findings.iter().all(|f| f.rule != "end_to_end"));
 }

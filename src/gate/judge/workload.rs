@@ -4,12 +4,13 @@
 //! spread over rows, ops within a phase, shape changes, new and missing
 //! ops, then the timeline, efficiency and budget rules.
 
+use super::end_to_end::end_to_end_finding;
 use super::families::{family_findings, per_launch_words};
 use super::findings::{
     Pending, ignored, nothing_to_compare, op_finding, priority_of, set_sample_figures, short_op,
     summed_rows, time_per,
 };
-use super::integrity::integrity_findings;
+use super::integrity::{different_workloads, integrity_findings};
 use super::learned::{is_learned, judge_learned, judge_risen_rows, risen_impact};
 use super::limits::{budget_findings, efficiency_findings};
 use super::phase_ops::phase_op_findings;
@@ -36,6 +37,10 @@ pub(super) fn judge_workload(
     pending: &mut Vec<Pending>,
 ) {
     let workload = comparison.workload.as_str();
+    if let Some(finding) = different_workloads(comparison, policy) {
+        findings.push(finding);
+        return;
+    }
     if let Some(reason) = &comparison.nothing_to_compare {
         findings.push(nothing_to_compare(
             policy,
@@ -45,7 +50,10 @@ pub(super) fn judge_workload(
     }
     let noise = &policy.noise;
     let per = time_per(comparison);
-    let mut slower_by_name: std::collections::BTreeMap<&str, Vec<&OpComparison>> =
+    // Confidently slower rows by op name, each with the index in `pending`
+    // of the warning it got on its own (a weighty row below the impact
+    // minimum): judged as one op, the op's finding replaces those.
+    let mut slower_by_name: std::collections::BTreeMap<&str, Vec<(&OpComparison, Option<usize>)>> =
         std::collections::BTreeMap::new();
     // Rows launching other kernels, by op name (graph rows apart): one
     // finding per op, however many of its shapes changed.
@@ -89,6 +97,10 @@ pub(super) fn judge_workload(
         let threshold_percent = noise.threshold_percent(op.noise.map(|n| n * 100.0));
         let too_small = op.baseline.time_us.max(op.candidate.time_us)
             < noise.min_time_for(comparison.baseline_total_us);
+        let confidently_slower = op
+            .estimate
+            .bounds()
+            .is_some_and(|b| b.interval.low > 1.0 + threshold_percent / 100.0);
         if !too_small {
             let judged = if comparison.cross_platform && is_learned(op) {
                 judge_learned(op, policy, workload, comparison)
@@ -121,15 +133,19 @@ pub(super) fn judge_workload(
                 }
                 if judged.finding.severity == Severity::Fail {
                     failing_rows.insert(&side.key);
+                } else if !comparison.cross_platform
+                    && confidently_slower
+                    && judged.finding.kind == FindingKind::Regression
+                {
+                    slower_by_name
+                        .entry(side.key.name.as_str())
+                        .or_default()
+                        .push((op, Some(pending.len())));
                 }
                 pending.push(judged);
                 continue;
             }
         }
-        let confidently_slower = op
-            .estimate
-            .bounds()
-            .is_some_and(|b| b.interval.low > 1.0 + threshold_percent / 100.0);
         if comparison.cross_platform {
             if let Some(impact) = risen_impact(op, policy, comparison).filter(|_| !too_small) {
                 risen_by_name
@@ -141,7 +157,7 @@ pub(super) fn judge_workload(
             slower_by_name
                 .entry(op.candidate.key.name.as_str())
                 .or_default()
-                .push(op);
+                .push((op, None));
         }
     }
     kernel_part_findings(comparison, policy, &failing_rows, pending);
@@ -156,13 +172,17 @@ pub(super) fn judge_workload(
     }
     // A slowdown spread over many shapes of one op (a library regression
     // hitting every GEMM, say) can add up although each shape stays under
-    // the impact minimum: judge the op's confidently slower rows together.
+    // the impact minimum: judge the op's confidently slower rows together,
+    // as one op, its shapes' own warnings replaced by the op's finding.
+    let mut replaced = std::collections::BTreeSet::new();
     for (name, rows) in slower_by_name {
-        let impact: f64 = rows.iter().map(|op| op.impact_percent).sum();
+        let impact: f64 = rows.iter().map(|(op, _)| op.impact_percent).sum();
         if rows.len() < 2 || impact < noise.min_impact_percent {
             continue;
         }
         flagged.insert(name);
+        replaced.extend(rows.iter().filter_map(|(_, index)| *index));
+        let rows: Vec<&OpComparison> = rows.into_iter().map(|(op, _)| op).collect();
         let mut ratios: Vec<f64> = rows.iter().map(|op| op.estimate.ratio).collect();
         ratios.sort_by(f64::total_cmp);
         let median_ratio = ratios[ratios.len() / 2];
@@ -204,6 +224,11 @@ pub(super) fn judge_workload(
             one_call_noise: false,
         });
     }
+    let mut index = 0;
+    pending.retain(|_| {
+        index += 1;
+        !replaced.contains(&(index - 1))
+    });
     // Likewise across platforms: an op whose ratio rose in many shapes.
     for (name, rows) in risen_by_name {
         if let Some(judged) = judge_risen_rows(name, &rows, policy, comparison) {
@@ -292,6 +317,7 @@ pub(super) fn judge_workload(
     }
     integrity_findings(comparison, policy, findings);
     timeline_findings(comparison, policy, findings);
+    findings.extend(end_to_end_finding(comparison, policy));
     phase_findings(comparison, policy, findings);
     efficiency_findings(comparison, candidate, candidate_hardware, policy, findings);
     budget_findings(comparison, candidate, policy, findings);

@@ -295,6 +295,18 @@ pub(super) fn opt_non_negative<'de, D: Deserializer<'de>>(d: D) -> Result<Option
     non_negative(d).map(Some)
 }
 
+/// A number ≥ 0, or `null` (off).
+pub(super) fn nullable_non_negative<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<f64>, D::Error> {
+    match Option::<f64>::deserialize(d)? {
+        Some(v) if !(v >= 0.0 && v.is_finite()) => Err(de::Error::custom(format!(
+            "must be a number ≥ 0 or null, not {v}"
+        ))),
+        value => Ok(value),
+    }
+}
+
 pub(super) fn percent_0_100<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
     checked_number(d, "a percentage from 0 to 100", |v| {
         if (0.0..=100.0).contains(&v) {

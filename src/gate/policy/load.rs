@@ -30,8 +30,8 @@ use super::limits::{Breach, MAX_POLICY_BYTES, prescan, too_large};
 use super::matcher::IgnoreEntry;
 use super::model::{
     Accept, Budget, Communication, CrossPlatform, DEFAULT_LABEL, DEFAULT_YAML, EfficiencyRule,
-    HardwareChoice, HardwarePolicy, Integrity, MissingOps, NewOps, POLICY_VERSION, Policy, Replay,
-    Rule, TimelineMetric, TimelineRule,
+    EndToEnd, HardwareChoice, HardwarePolicy, Integrity, MissingOps, NewOps, POLICY_VERSION,
+    Policy, Replay, Rule, TimelineMetric, TimelineRule,
 };
 use super::noise::Noise;
 use super::probe::{fields_of, locate};
@@ -140,6 +140,8 @@ struct PolicyFile {
     cross_platform: CrossPlatform,
     #[serde(default = "default_timeline", deserialize_with = "validated_list")]
     timeline: Vec<TimelineRule>,
+    #[serde(default)]
+    end_to_end: EndToEnd,
     #[serde(default = "default_efficiency", deserialize_with = "validated_list")]
     efficiency: Vec<EfficiencyRule>,
     #[serde(default, deserialize_with = "validated_list")]
@@ -218,7 +220,6 @@ fn default_timeline() -> Vec<TimelineRule> {
     };
     vec![
         rule(TimelineMetric::ComputationTime, 5.0, Severity::Fail),
-        rule(TimelineMetric::TotalTime, 10.0, Severity::Warn),
         rule(TimelineMetric::ExposedCommTime, 10.0, Severity::Info),
         rule(TimelineMetric::ExposedMemcpyTime, 25.0, Severity::Warn),
     ]
@@ -307,6 +308,7 @@ fn parse(text: &str, label: &str, base_dir: Option<&Path>) -> Result<Policy, Pol
         improvement: file.improvement,
         cross_platform: file.cross_platform,
         timeline: file.timeline,
+        end_to_end: file.end_to_end,
         efficiency: file.efficiency,
         budgets: file.budgets,
         kernel_selection: file.kernel_selection,
@@ -483,6 +485,7 @@ fn section_of(key: &str) -> Option<&'static str> {
         ("new_ops", fields_of::<NewOps>()),
         ("replay", fields_of::<Replay>()),
         ("integrity", fields_of::<Integrity>()),
+        ("end_to_end", fields_of::<EndToEnd>()),
         ("history", fields_of::<History>()),
         ("history.drift", fields_of::<Drift>()),
         ("communication", fields_of::<Communication>()),

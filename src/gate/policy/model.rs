@@ -51,6 +51,8 @@ pub struct Policy {
     pub cross_platform: CrossPlatform,
     /// Gates on GPU-timeline metrics.
     pub timeline: Vec<TimelineRule>,
+    /// The guard on the whole step's time.
+    pub end_to_end: EndToEnd,
     /// Minimum roofline efficiency per category (where the hardware is known).
     pub efficiency: Vec<EfficiencyRule>,
     /// Per-op budgets.
@@ -362,6 +364,35 @@ impl TimelineMetric {
     }
 }
 
+/// `end_to_end:`: the guard on the whole step. Whatever the rules per op,
+/// per collective or per timeline metric attribute a slowdown to, the
+/// step's time growing beyond this limit (and beyond the measured noise)
+/// fails, as one finding that says where the added time went.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EndToEnd {
+    /// What the step's time is: `total_time` (first GPU start to last GPU
+    /// end per step: the step time the GPU sees) or `busy_time` (the GPU
+    /// busy, idle gaps left out).
+    pub metric: TimelineMetric,
+    /// Largest allowed increase, %, raised to the noise floor and the
+    /// run-to-run noise of a baseline window; `null` turns the guard off.
+    #[serde(deserialize_with = "de::nullable_non_negative")]
+    pub max_regression_percent: Option<f64>,
+    /// Severity (default `fail`).
+    pub severity: Severity,
+}
+
+impl Default for EndToEnd {
+    fn default() -> EndToEnd {
+        EndToEnd {
+            metric: TimelineMetric::TotalTime,
+            max_regression_percent: Some(5.0),
+            severity: Severity::Fail,
+        }
+    }
+}
+
 /// A gate on one GPU-timeline metric.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -608,6 +639,11 @@ pub struct Integrity {
     /// `inconclusive` (exit 1) unless a failing regression makes it `fail`;
     /// `warn` and `info` report it and let the gate pass.
     pub on_inconclusive: Severity,
+    /// The rows both sides have must hold at least this share of each
+    /// side's time in rows, 0–1; below it the sides look like different
+    /// workloads and the verdict says so (exit 2). 0 turns the rule off.
+    #[serde(deserialize_with = "de::share_0_1")]
+    pub min_matched_share: f64,
 }
 
 impl Default for Integrity {
@@ -615,6 +651,7 @@ impl Default for Integrity {
         Integrity {
             min_judged_share: 0.8,
             on_inconclusive: Severity::Fail,
+            min_matched_share: 0.5,
         }
     }
 }

@@ -87,7 +87,7 @@ impl Default for Noise {
         Noise {
             confidence: 0.95,
             min_effect_percent: 5.0,
-            min_impact_percent: 0.5,
+            min_impact_percent: 0.3,
             noise_floor_percent: 3.0,
             min_time_us: 10.0,
             resamples: 2000,

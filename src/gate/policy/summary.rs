@@ -59,6 +59,15 @@ impl Policy {
                 timeline.join("; ")
             }
         ));
+        lines.push(match self.end_to_end.max_regression_percent {
+            Some(limit) => format!(
+                "end to end: step {} +{}% {}",
+                self.end_to_end.metric.as_str(),
+                number(limit),
+                self.end_to_end.severity.as_str()
+            ),
+            None => "end to end: off".to_string(),
+        });
         let efficiency: Vec<String> = self.efficiency.iter().map(|r| r.to_string()).collect();
         lines.push(format!(
             "efficiency: {}",
@@ -85,9 +94,11 @@ impl Policy {
             self.nothing_to_compare.severity.as_str(),
         ));
         lines.push(format!(
-            "integrity: rows must hold ≥ {}% of GPU time, else {}",
+            "integrity: rows must hold ≥ {}% of GPU time, else {}; matched rows ≥ {}%, else \
+             different workloads (exit 2)",
             number(self.integrity.min_judged_share * 100.0),
             self.integrity.on_inconclusive.as_str(),
+            number(self.integrity.min_matched_share * 100.0),
         ));
         let severities: Vec<&str> = self.replay.severities.iter().map(|s| s.as_str()).collect();
         lines.push(format!(

@@ -74,12 +74,12 @@ fn version_alone_is_the_default_file() {
     assert_eq!(minimal.new_ops, NewOps::default());
     assert_eq!(minimal.missing_ops, MissingOps::default());
     assert!(minimal.budgets.is_empty() && minimal.ignore.is_empty());
+    assert_eq!(minimal.end_to_end, EndToEnd::default());
     let timeline: Vec<String> = minimal.timeline.iter().map(|r| r.to_string()).collect();
     assert_eq!(
         timeline,
         [
             "computation_time +5% fail",
-            "total_time +10% warn",
             "exposed_comm_time +10% info",
             "exposed_memcpy_time +25% warn"
         ]
@@ -546,7 +546,11 @@ fn check_file_summarises() {
         "{summary}"
     );
     assert!(
-        summary.contains("timeline: computation_time +5% fail; total_time +10% warn"),
+        summary.contains("timeline: computation_time +5% fail; exposed_comm_time"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("  end to end: step total_time +5% fail\n"),
         "{summary}"
     );
     assert!(

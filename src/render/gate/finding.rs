@@ -15,6 +15,7 @@ pub(super) fn status(verdict: &Verdict) -> (&'static str, &'static str) {
         Outcome::Pass if verdict.counts.accepted > 0 => ("☑️", "pass with accepted findings"),
         Outcome::Pass => ("✅", "pass"),
         Outcome::Inconclusive => ("❔", "inconclusive"),
+        Outcome::DifferentWorkloads => ("❔", "different workloads"),
     }
 }
 

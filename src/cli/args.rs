@@ -93,8 +93,9 @@ pub(super) struct HistoryAddArgs {
     /// When the runs were recorded, RFC 3339 (default: now, UTC).
     #[arg(long, value_name = "TIME")]
     pub(super) time: Option<String>,
-    /// The traces or snapshots, one run of one workload each (a trace's
-    /// workload is its file name without `.json`, `.gz`, `.pt.trace`).
+    /// The traces or snapshots, one run of one workload each (the workload
+    /// is the file name without `.json`, `.gz`, `.snapshot`, `.pt.trace`,
+    /// as `check` names it).
     #[arg(required = true, value_name = "TRACE_OR_SNAPSHOT")]
     pub(super) inputs: Vec<PathBuf>,
     /// Each input is one distributed job's ranks: a directory of per-rank

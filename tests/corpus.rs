@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use crate::util::{Csv, corpus_dir, corpus_path, corpus_traces, relative_difference, tracegate};
 
 /// Traces that have TraceLens reference CSVs beside them.
-fn traces_with_oracle(corpus: &Path) -> Vec<(PathBuf, PathBuf)> {
+pub(crate) fn traces_with_oracle(corpus: &Path) -> Vec<(PathBuf, PathBuf)> {
     corpus_traces(&corpus.join("tracelens"))
         .into_iter()
         .filter_map(|trace| {
@@ -24,7 +24,8 @@ fn traces_with_oracle(corpus: &Path) -> Vec<(PathBuf, PathBuf)> {
         .collect()
 }
 
-fn csv_report(trace: &Path) -> tempfile::TempDir {
+/// `report --format csv` of `trace`, in a temporary directory.
+pub(crate) fn csv_report(trace: &Path) -> tempfile::TempDir {
     let out = tempfile::tempdir().expect("temp dir");
     tracegate()
         .args(["report", "--format", "csv", "--out-dir"])

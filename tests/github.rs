@@ -1232,8 +1232,10 @@ async fn a_server_that_stalls_after_its_headers_cannot_hang_the_publish() {
             .error(&bounded(Duration::from_secs(30), Duration::from_secs(2)))
             .await;
         let took = start.elapsed();
+        // At least the deadline; the upper bound is a watchdog well under
+        // the 30 s one request would take, not a measure of this machine.
         assert!(
-            took >= Duration::from_millis(1900) && took < Duration::from_secs(5),
+            took >= Duration::from_millis(1900) && took < Duration::from_secs(20),
             "{how:?}: {took:?}"
         );
         assert!(
@@ -1257,7 +1259,8 @@ async fn a_server_that_stalls_after_its_headers_cannot_hang_the_publish() {
                 Duration::from_secs(60),
             ))
             .await;
-        assert!(start.elapsed() < Duration::from_secs(4), "{how:?}");
+        // A watchdog well under the 60 s deadline.
+        assert!(start.elapsed() < Duration::from_secs(30), "{how:?}");
         assert!(
             matches!(error, PublishError::Unavailable { attempts: 3, .. }),
             "{how:?}: {error:?}"
@@ -1299,7 +1302,9 @@ async fn a_retry_that_would_pass_the_deadline_is_not_waited_for() {
     slow.retry.max_wait = Duration::from_secs(60);
     let start = Instant::now();
     let error = f.error(&slow).await;
-    assert!(start.elapsed() < Duration::from_millis(900));
+    // Not the 5 s wait (the message says it was not waited for): a watchdog
+    // with room for a loaded machine.
+    assert!(start.elapsed() < Duration::from_secs(4));
     let message = error.to_string();
     assert!(
         matches!(error, PublishError::Deadline { .. })
@@ -1408,7 +1413,8 @@ async fn the_binary_gives_up_on_a_stalled_server_within_its_timeout() {
         let took = start.elapsed();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(code), "{stderr}");
-        assert!(took < Duration::from_secs(8), "{took:?}");
+        // A watchdog: a stalled server holds the binary until its timeout.
+        assert!(took < Duration::from_secs(30), "{took:?}");
         assert_safe_lines(&stderr, 1);
         assert!(
             stderr.starts_with(prefix) && stderr.contains("gave up after 2s"),

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tempfile::TempDir;
 
-/// The time a refused input may take.
-const DEADLINE: Duration = Duration::from_secs(5);
+/// The time a refused input may take: a watchdog, not a benchmark: a hang fails it, a loaded machine does not.
+const DEADLINE: Duration = Duration::from_secs(60);
 
 fn example(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

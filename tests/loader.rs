@@ -10,8 +10,9 @@ use tracegate::trace::{self, Kind, LoadCounts, Trace};
 
 use crate::util::{assert_input_error, corpus_dir, corpus_traces, tracegate};
 
-/// What "quickly" means for a debug build on two shared cores.
-const QUICK: Duration = Duration::from_secs(10);
+/// What "quickly" means: a watchdog, not a benchmark: a hang fails it, a loaded machine does not
+/// (the error's byte offset shows where the input was refused).
+const QUICK: Duration = Duration::from_secs(60);
 
 fn example(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

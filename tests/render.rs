@@ -140,18 +140,6 @@ fn assert_inert_markdown(text: &str) {
     }
 }
 
-/// The fastest of three runs of `f`.
-fn fastest(mut f: impl FnMut()) -> Duration {
-    (0..3)
-        .map(|_| {
-            let start = Instant::now();
-            f();
-            start.elapsed()
-        })
-        .min()
-        .expect("three runs")
-}
-
 #[test]
 fn long_op_name_is_shortened_before_table_layout() {
     // A 100 KB op and kernel name took comfy-table 23–29 s to lay out.
@@ -163,43 +151,17 @@ fn long_op_name_is_shortened_before_table_layout() {
         "GPU",
     );
     let profile = profile_of("long.json", &json);
-    let start = Instant::now();
     let terminal = render::terminal::render(&profile, 10, PLAIN);
     let markdown = render::markdown::render(&profile, 10);
-    let elapsed = start.elapsed();
     for text in [&terminal, &markdown] {
         assert!(text.len() < 20_000, "{} bytes", text.len());
         assert!(text.contains("xxxxx…"), "{text}");
     }
-    assert!(elapsed < Duration::from_secs(2), "{elapsed:?}");
     // The full name stays in the JSON report and the CSVs.
     assert!(render::json::render(&profile).contains(&name));
     let csvs = render::csv::render_all(&profile);
     let (_, ops) = csvs.iter().find(|(n, _)| *n == "ops_summary.csv").unwrap();
     assert!(ops.contains(&name));
-}
-
-#[test]
-fn markdown_report_is_linear_in_distinct_op_names() {
-    // 100k distinct op names took `report --format markdown` 85 s: the
-    // unmodelled-ops table searched a list per row.
-    let profile = |n: usize| {
-        let ops: Vec<String> = (0..n).map(|i| format!("custom::op_{i}")).collect();
-        profile_of(
-            "many.json",
-            &trace_json(&ops, |i| format!("k{i}"), 3.0, "GPU"),
-        )
-    };
-    let (small, large) = (profile(1_000), profile(16_000));
-    let t_small = fastest(|| drop(render::markdown::render(&small, 20)));
-    let t_large = fastest(|| drop(render::markdown::render(&large, 20)));
-    // 16 times the names: linear work grows 16×, quadratic 256×. The bound
-    // sits between them; the floor absorbs timer noise on the small run.
-    let bound = t_small.max(Duration::from_millis(5)) * 64;
-    assert!(
-        t_large < bound,
-        "1,000 names: {t_small:?}, 16,000 names: {t_large:?}"
-    );
 }
 
 #[test]
@@ -553,7 +515,8 @@ proptest! {
             prop_assert!(line.starts_with("::error title=") || line.starts_with("::warning title="));
             assert_inert_terminal(line.trim_start_matches("::"));
         }
-        // A 20 KB unit in a terminal table cell took comfy-table 19 s.
-        prop_assert!(start.elapsed() < Duration::from_secs(10), "{:?}", start.elapsed());
+        // A 20 KB unit in a terminal table cell took comfy-table 19 s; the
+        // bound is a watchdog, not a benchmark: a hang fails it, a loaded machine does not.
+        prop_assert!(start.elapsed() < Duration::from_secs(60), "{:?}", start.elapsed());
     }
 }

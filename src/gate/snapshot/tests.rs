@@ -434,11 +434,9 @@ fn refused(edit: impl FnOnce(&mut serde_json::Value)) -> String {
 #[test]
 fn snapshot_with_2m_samples_in_a_row_is_refused_at_the_65th() {
     let json = json_with(|v| v["ops"][0]["samples_us"] = vec![1.0; 2_000_000].into());
-    let started = std::time::Instant::now();
     let message = Snapshot::from_json_bytes("s.json", &json)
         .expect_err("refused")
         .to_string();
-    assert!(started.elapsed() < std::time::Duration::from_secs(5));
     assert!(
         message.starts_with(
             "s.json: invalid snapshot: ops[0].samples_us: more than 64 samples; a snapshot holds \

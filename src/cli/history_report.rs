@@ -81,7 +81,7 @@ pub(super) fn report(args: &HistoryReportArgs) -> Result<u8, Failure> {
         ))
     });
     let footer = format!(
-        "tracegate {} · {} run(s) on `{}`",
+        "tracegate {} · {} run(s) on branch {}",
         env!("CARGO_PKG_VERSION"),
         entries.len(),
         args.branch

@@ -27,7 +27,9 @@
 #   GITHUB_PATH        as GitHub sets them
 # Outputs (GITHUB_OUTPUT): version, target, ref, repository, build
 # (true/false), and cache-key when build is true. Downloads with `curl` from
-# PATH.
+# PATH; when the release lacks the archive, installs the same version's
+# wheel from PyPI with `python3 -m pip` (when python3 is on PATH) before
+# deciding to build.
 set -euo pipefail
 
 fail() {
@@ -45,6 +47,22 @@ sha256_of() {
 
 download() {
     curl --proto '=https' -fsSL --retry 3 --retry-delay 2 -o "$2" "$1"
+}
+
+# Installs tracegate $1's wheel from PyPI into a venv under RUNNER_TEMP and
+# copies its binary to $bin (the venv's python stays off PATH). Binary
+# wheels only (never a source build here); fails quietly without python3.
+pypi_install() {
+    command -v python3 > /dev/null || return 1
+    local venv="$RUNNER_TEMP/tracegate-venv"
+    rm -rf "$venv"
+    python3 -m venv "$venv" > /dev/null 2>&1 || return 1
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+        --only-binary :all: "tracegate==$1" > /dev/null 2>&1 || return 1
+    [ "$("$venv/bin/tracegate" --version 2> /dev/null)" = "tracegate $1" ] || return 1
+    rm -rf "$bin"
+    mkdir -p "$bin"
+    cp "$venv/bin/tracegate" "$bin/tracegate"
 }
 
 root=${ACTION_ROOT:?ACTION_ROOT must name the Action repository copy}
@@ -155,10 +173,22 @@ if [ -n "$version" ]; then
         echo "$bin" >> "$GITHUB_PATH"
         exit 0
     fi
-    if [ -n "$requested" ]; then
-        fail "no tracegate release v$version for $target at $base/$archive: check \`version:\` against the releases page ($server/$repository/releases)"
+    # The same binary from PyPI (`pip install tracegate==VERSION`), when
+    # python3 is on the runner: a release whose archives are not attached
+    # (yet), or a repository that mirrors the Action without its releases.
+    if pypi_install "$version"; then
+        echo "tracegate $version from PyPI (pip install tracegate==$version): release v$version has no $archive"
+        {
+            echo "version=$version"
+            echo "build=false"
+        } >> "$GITHUB_OUTPUT"
+        echo "$bin" >> "$GITHUB_PATH"
+        exit 0
     fi
-    why="release v$version has no $archive (yet)"
+    if [ -n "$requested" ]; then
+        fail "no tracegate release v$version for $target at $base/$archive, nor on PyPI: check \`version:\` against the releases page ($server/$repository/releases)"
+    fi
+    why="release v$version has no $archive (yet), and PyPI no tracegate $version wheel for this runner"
 fi
 
 # Building from source: the cache key hashes everything the build reads.

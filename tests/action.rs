@@ -64,6 +64,31 @@ file="$FAKE_SERVER/${url#https://}"
 cp "$file" "$out"
 "#;
 
+/// A fake `python3`: `-m venv DIR` makes DIR/bin/python (this script);
+/// that python's `-m pip install … tracegate==V` logs its arguments and
+/// installs a `tracegate` printing `tracegate V` when `$FAKE_PYPI/V`
+/// exists, as PyPI holding that version's wheel.
+const FAKE_PYTHON: &str = r#"#!/bin/bash
+if [ "$1 $2" = "-m venv" ]; then
+    mkdir -p "$3/bin"
+    cp "$0" "$3/bin/python"
+    exit 0
+fi
+if [ "$1 $2 $3" = "-m pip install" ]; then
+    echo "$@" >> "$FAKE_PIP_LOG"
+    for arg in "$@"; do
+        case "$arg" in
+            tracegate==*) version=${arg#tracegate==} ;;
+        esac
+    done
+    [ -e "$FAKE_PYPI/$version" ] || exit 1
+    printf '#!/bin/sh\necho "tracegate %s"\n' "$version" > "$(dirname "$0")/tracegate"
+    chmod +x "$(dirname "$0")/tracegate"
+    exit 0
+fi
+exit 2
+"#;
+
 /// A fake `cargo` that logs its arguments.
 const FAKE_CARGO: &str = "#!/bin/sh\necho \"$@\" >> \"$FAKE_CARGO_LOG\"\n";
 
@@ -138,6 +163,8 @@ impl Runner {
             ("FAKE_SERVER".into(), p("server")),
             ("FAKE_CURL_LOG".into(), p("curl.log")),
             ("FAKE_CARGO_LOG".into(), p("cargo.log")),
+            ("FAKE_PYPI".into(), p("pypi")),
+            ("FAKE_PIP_LOG".into(), p("pip.log")),
         ];
         Runner { dir, root, env }
     }
@@ -231,15 +258,20 @@ fn said(output: &Output) -> String {
 
 /// Asserts the run installed release `version` from `url` onto PATH.
 fn assert_installed(runner: &Runner, output: &Output, version: &str, url: &str) {
-    let text = said(output);
-    assert!(output.status.success(), "{text}");
-    assert_eq!(runner.output("build").as_deref(), Some("false"), "{text}");
-    assert_eq!(runner.output("version").as_deref(), Some(version));
+    assert_on_path(runner, output, version);
     let urls = runner.urls();
     assert_eq!(
         urls[urls.len() - 2..],
         [url.to_string(), format!("{url}.sha256")]
     );
+}
+
+/// Asserts the run put a `tracegate` of `version` on PATH, built nothing.
+fn assert_on_path(runner: &Runner, output: &Output, version: &str) {
+    let text = said(output);
+    assert!(output.status.success(), "{text}");
+    assert_eq!(runner.output("build").as_deref(), Some("false"), "{text}");
+    assert_eq!(runner.output("version").as_deref(), Some(version));
     let bin = runner.temp().join("tracegate-bin");
     assert_eq!(runner.read("path").trim(), bin.display().to_string());
     let reported = Command::new(bin.join("tracegate"))
@@ -355,6 +387,54 @@ fn a_tag_whose_release_has_no_binaries_yet_builds_the_source() {
         &output,
         "has no tracegate-1.2.3-x86_64-unknown-linux-musl.tar.gz",
     );
+}
+
+/// Puts the fake `python3` on PATH and `version`'s wheel on the fake PyPI.
+fn with_pypi(runner: &Runner, version: Option<&str>) {
+    write_executable(&runner.dir.path().join("bin/python3"), FAKE_PYTHON);
+    fs::create_dir_all(runner.dir.path().join("pypi")).expect("mkdir");
+    if let Some(version) = version {
+        fs::write(runner.dir.path().join("pypi").join(version), "").expect("write");
+    }
+}
+
+#[test]
+fn a_release_without_the_archive_installs_the_wheel_from_pypi() {
+    let runner = Runner::pinned("v1");
+    with_pypi(&runner, Some(VERSION));
+    let output = runner.run("action/resolve.sh");
+    assert_on_path(&runner, &output, VERSION);
+    let text = said(&output);
+    assert!(
+        text.contains(&format!("tracegate {VERSION} from PyPI")),
+        "{text}"
+    );
+    // Binary wheels only, the exact version; the venv's python stays off PATH.
+    let pip = runner.read("pip.log");
+    assert!(
+        pip.contains("--only-binary :all: tracegate==1.2.3"),
+        "{pip}"
+    );
+    assert!(!runner.read("path").contains("tracegate-venv"));
+}
+
+#[test]
+fn without_the_version_on_pypi_either_the_source_is_built() {
+    let runner = Runner::pinned("v1");
+    with_pypi(&runner, Some("1.2.2"));
+    let output = runner.run("action/resolve.sh");
+    assert_builds_source(&runner, &output, "and PyPI no tracegate 1.2.3 wheel");
+    assert!(runner.read("pip.log").contains("tracegate==1.2.3"));
+}
+
+#[test]
+fn a_requested_version_neither_place_has_is_an_error() {
+    let runner = Runner::pinned("main").set("TRACEGATE_VERSION", "1.2.4");
+    with_pypi(&runner, None);
+    let output = runner.run("action/resolve.sh");
+    let text = said(&output);
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    assert!(text.contains("nor on PyPI"), "{text}");
 }
 
 #[test]

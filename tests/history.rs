@@ -394,6 +394,16 @@ fn history_report_writes_the_dashboard_of_the_branch() {
     // The ×1.3 from the fifth run on is found as a step.
     assert!(page.contains("badge regression"), "change point labelled");
     assert!(site.join("index.html").is_file());
+    // HTML, not Markdown: no literal backticks in what a page shows.
+    for file in ["index.html", "workloads/model.html"] {
+        let html = std::fs::read_to_string(site.join(file)).expect("page");
+        let footer = html.split("<footer>").nth(1).expect("a footer");
+        assert!(!footer.contains('`'), "{file}: {footer}");
+        assert!(
+            footer.contains("8 run(s) on branch main"),
+            "{file}: {footer}"
+        );
+    }
     assert!(site.join("assets/uPlot.iife.min.js").is_file());
     // The feature branch's run is not charted.
     assert!(!site.join("workloads/small_cuda.html").exists());

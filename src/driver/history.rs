@@ -285,7 +285,7 @@ pub fn site(
         pairs.extend(pair_series(&store, &entries, workload, hardware, branch)?);
     }
     let footer = format!(
-        "tracegate {} · {} run(s) on `{branch}`",
+        "tracegate {} · {} run(s) on branch {branch}",
         env!("CARGO_PKG_VERSION"),
         entries.len(),
     );

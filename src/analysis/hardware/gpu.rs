@@ -25,7 +25,7 @@ pub struct Hardware {
     /// Device memory in GB as the vendor quotes it (0 when unknown).
     pub memory_gb: f64,
     /// Peak memory bandwidth in TB/s (1e12 bytes/s). HBM on every built-in
-    /// part but the L40S (GDDR6).
+    /// part but the inference cards (L40S, L4, A10, T4: GDDR6).
     pub hbm_tb_s: f64,
     /// Dense peak TFLOP/s (int8: tera-ops/s) per compute spec.
     #[serde(default)]

@@ -39,6 +39,13 @@ fn builtin_catalog_parses_and_is_complete() {
         "B200",
         "MI250X",
         "MI210",
+        // The GPUs of CI runners and the rest of #29's list.
+        "T4",
+        "L4",
+        "A10",
+        "A100 80GB PCIe",
+        "H100 NVL",
+        "H200 NVL",
     ];
     for name in required {
         assert!(catalog.by_name(name).is_some(), "{name} missing");
@@ -59,8 +66,9 @@ fn builtin_catalog_parses_and_is_complete() {
         }
         assert!(!gpu.vendor.is_empty(), "{}: vendor", gpu.name);
         assert!(!gpu.match_names.is_empty(), "{}: match names", gpu.name);
-        // Every part has a 16-bit matrix rate; only Volta lacks bf16.
-        if gpu.name.starts_with("V100") {
+        // Every part has a 16-bit matrix rate; only Volta and Turing (T4)
+        // lack bf16.
+        if gpu.name.starts_with("V100") || gpu.name == "T4" {
             assert!(gpu.peak_tflops(ComputeSpec::MatrixBf16).is_none());
             assert!(gpu.peak_tflops(ComputeSpec::MatrixFp16).is_some());
         } else {
@@ -115,7 +123,6 @@ fn detects_real_device_names() {
             Some("H100 SXM"),
         ),
         ("NVIDIA H100 PCIe", None, Some("H100 PCIe")),
-        ("NVIDIA H100 NVL", None, None),
         ("NVIDIA H100", None, None),
         ("NVIDIA H200", None, Some("H200 SXM")),
         ("NVIDIA H200 NVL", None, Some("H200 NVL")),
@@ -161,6 +168,12 @@ fn detects_real_device_names() {
         ("AMD Radeon Graphics", Some(68_702_699_520), None),
         ("NVIDIA L40S", None, Some("L40S")),
         ("NVIDIA L40", None, None),
+        ("NVIDIA L4", Some(24_152_899_584), Some("L4")),
+        ("Tesla T4", Some(15_828_320_256), Some("T4")),
+        ("NVIDIA T400", None, None),
+        ("NVIDIA A10", Some(23_673_372_672), Some("A10")),
+        ("NVIDIA A10G", Some(23_609_475_072), None),
+        ("NVIDIA H100 NVL", Some(100_485_038_080), Some("H100 NVL")),
         ("NVIDIA B200", None, Some("B200")),
         ("NVIDIA GB200", None, None),
         ("Quadro GP100", Some(17_069_309_952), None),
@@ -426,12 +439,12 @@ gpus:
     memory_gb: 80
     hbm_tb_s: 3.0
     peak_tflops: { matrix_bf16: 790 }
-  - name: My H100 NVL
+  - name: My GH200
     vendor: NVIDIA
-    match_names: ["H100 NVL"]
-    memory_gb: 94
-    hbm_tb_s: 3.9
-    peak_tflops: { matrix_bf16: 835 }
+    match_names: ["GH200"]
+    memory_gb: 96
+    hbm_tb_s: 4.0
+    peak_tflops: { matrix_bf16: 990 }
   - name: Lab A100
     vendor: NVIDIA
     match_names: ["A100"]
@@ -468,8 +481,8 @@ gpus:
         Some("h100-sxm")
     );
     assert_eq!(
-        detect("NVIDIA H100 NVL", None).as_deref(),
-        Some("My H100 NVL")
+        detect("NVIDIA GH200 480GB", None).as_deref(),
+        Some("My GH200")
     );
     // The user's "A100" takes the bare name from both built-in A100s...
     assert_eq!(
@@ -578,14 +591,18 @@ fn compute_spec_names_round_trip() {
 #[test]
 fn unknown_names_suggest_the_closest_entries() {
     let catalog = builtin_catalog();
-    // A bare "H100" is deliberately no entry (SXM and PCIe differ): say which.
+    // A bare "H100" is deliberately no entry (SXM, PCIe and NVL differ):
+    // say which.
     let error = catalog.resolve("H100").unwrap_err().to_string();
     assert!(
         error.starts_with("unknown GPU `H100`: ")
-            && error.ends_with("; did you mean `H100 SXM` or `H100 PCIe`?"),
+            && error.ends_with("; did you mean `H100 SXM`, `H100 PCIe` or `H100 NVL`?"),
         "{error}"
     );
-    assert_eq!(catalog.suggestions("h100"), ["H100 SXM", "H100 PCIe"]);
+    assert_eq!(
+        catalog.suggestions("h100"),
+        ["H100 SXM", "H100 PCIe", "H100 NVL"]
+    );
     assert_eq!(
         catalog.suggestions("a100 80"),
         ["A100 80GB", "A100 80GB PCIe"]
@@ -599,7 +616,7 @@ fn unknown_names_suggest_the_closest_entries() {
     assert!(!error.contains("did you mean"), "{error}");
     let error = catalog.resolve("base=H100,hbm=3").unwrap_err().to_string();
     assert!(
-        error.ends_with("; did you mean `H100 SXM` or `H100 PCIe`?"),
+        error.ends_with("; did you mean `H100 SXM`, `H100 PCIe` or `H100 NVL`?"),
         "{error}"
     );
 }

@@ -3,7 +3,51 @@
 //! nothing can be compared when that is so.
 
 use super::model::{CompareOptions, ExpectationBasis, OpComparison};
+use crate::analysis::hardware::{Catalog, Hardware, builtin_catalog};
 use crate::gate::snapshot::{Fingerprint, Snapshot};
+use crate::trace::model::DeviceProperties;
+
+/// A note when the policy names a side's GPU and the trace recorded a
+/// different one the built-in catalog knows: the efficiency and expected
+/// ratios then rest on a GPU the run did not use. A declared entry whose
+/// own device names match the trace (a `hardware.file` entry for the same
+/// part, an inline spec `base=H100 SXM,…`) is no contradiction; a trace whose GPU the
+/// catalog does not know cannot contradict anything.
+pub(super) fn declared_hardware(
+    side: &str,
+    declared: &Hardware,
+    fingerprint: &Fingerprint,
+) -> Option<String> {
+    let devices: Vec<DeviceProperties> = fingerprint
+        .gpus
+        .iter()
+        .map(|g| DeviceProperties {
+            name: g.name.clone(),
+            ..DeviceProperties::default()
+        })
+        .collect();
+    let recorded = builtin_catalog().detect(&devices).hardware()?.clone();
+    // An inline spec based on an entry is named `NAME (custom)`.
+    let base = declared
+        .name
+        .strip_suffix(" (custom)")
+        .unwrap_or(&declared.name);
+    let same_name = recorded.name.eq_ignore_ascii_case(base);
+    let own = Catalog {
+        gpus: vec![declared.clone()],
+    };
+    if same_name || own.detect(&devices).hardware().is_some() {
+        return None;
+    }
+    Some(format!(
+        "the policy says the {side} ran on {}, but its trace records {} ({}): efficiency and \
+         expected ratios use {}; fix the policy's hardware.{side} or use `detected`",
+        declared.name,
+        recorded.name,
+        fingerprint.gpus_text(),
+        declared.name
+    ))
+}
 
 /// `1, 1, 2`-style list of step counts (deduplicated).
 pub(super) fn join_counts(counts: &[usize]) -> String {
@@ -42,6 +86,16 @@ pub(super) fn platforms(
         names.sort();
         names
     };
+    if let (Some(declared), Some(first)) = (&options.baseline_hardware, baselines.first()) {
+        notes.extend(declared_hardware("baseline", declared, &first.fingerprint));
+    }
+    if let Some(declared) = &options.candidate_hardware {
+        notes.extend(declared_hardware(
+            "candidate",
+            declared,
+            &candidate.fingerprint,
+        ));
+    }
     let mut baseline_gpus: Vec<Vec<String>> = baselines
         .iter()
         .map(|b| gpu_names(&b.fingerprint))
@@ -143,4 +197,45 @@ pub(super) fn nothing_to_compare(
              ({candidate_rows} rows)"
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gate::snapshot::GpuCount;
+
+    fn recorded_on(gpu: &str) -> Fingerprint {
+        Fingerprint {
+            gpus: vec![GpuCount {
+                name: gpu.to_string(),
+                count: 1,
+            }],
+            ..Fingerprint::default()
+        }
+    }
+
+    #[test]
+    fn a_declared_gpu_the_trace_contradicts_is_a_note() {
+        let catalog = builtin_catalog();
+        let h100 = catalog.resolve("H100 SXM").expect("H100 SXM");
+        let note = declared_hardware("candidate", &h100, &recorded_on("NVIDIA L4"))
+            .expect("H100 declared, L4 recorded");
+        assert!(
+            note.starts_with(
+                "the policy says the candidate ran on H100 SXM, but its trace records L4"
+            ),
+            "{note}"
+        );
+        // The same part, named or based on, or a GPU the catalog lacks: none.
+        let trace = recorded_on("NVIDIA H100 80GB HBM3");
+        assert_eq!(declared_hardware("baseline", &h100, &trace), None);
+        let based = catalog
+            .resolve("base=H100 SXM,hbm=3.0")
+            .expect("inline spec");
+        assert_eq!(declared_hardware("baseline", &based, &trace), None);
+        let unknown = recorded_on("Quadro GP100");
+        assert_eq!(declared_hardware("baseline", &h100, &unknown), None);
+        let custom = catalog.resolve("name=next,hbm=8,bf16=2500").expect("spec");
+        assert!(declared_hardware("baseline", &custom, &trace).is_some());
+    }
 }

@@ -6,10 +6,11 @@
 use std::path::Path;
 
 use tracegate::analysis::analyse::{self, AnalysisOptions};
-use tracegate::analysis::graph::Capture;
+use tracegate::analysis::graph::{self, Capture};
 use tracegate::analysis::profile::Profile;
 use tracegate::analysis::ranks::input::{comm_time, rank_input, rank_of};
 use tracegate::gate::snapshot::{self, RankSnapshot, Snapshot};
+use tracegate::trace::capture_folder::capture_files;
 use tracegate::trace::{self, LoadLimits, Trace, link};
 
 use super::jobs::Jobs;
@@ -68,8 +69,8 @@ pub fn snapshot_of_input(
 }
 
 /// Loads, links and analyses a trace, attributing its graph replays to the
-/// ops of `capture` (a trace recorded while the graphs were captured) when
-/// given.
+/// ops of `capture` (a trace recorded while the graphs were captured, or a
+/// folder of them with its `execution_details.json`) when given.
 pub fn profile_of_trace(
     path: &Path,
     capture: Option<&Path>,
@@ -79,19 +80,32 @@ pub fn profile_of_trace(
 ) -> Result<(Trace, Profile), Failure> {
     let trace = load_with_progress(path, quiet, limits)?;
     let tree = link::link(&trace);
-    let profile = match capture {
-        Some(capture_path) => {
-            trace::check_file_type(capture_path, limits)?;
-            let capture = load_with_progress(capture_path, quiet, limits)?;
-            let capture_tree = link::link(&capture);
-            let capture = Capture {
-                trace: &capture,
-                tree: &capture_tree,
-            };
-            analyse::analyse_with_capture(&trace, &tree, options, Some(capture))
-        }
-        None => analyse::analyse_with(&trace, &tree, options),
+    let Some(capture_path) = capture else {
+        let profile = analyse::analyse_with(&trace, &tree, options);
+        return Ok((trace, profile));
     };
+    trace::check_file_type(capture_path, limits)?;
+    let listed = capture_files(capture_path)?;
+    let mut loaded = Vec::new();
+    for index in graph::wanted(&trace, &listed.files) {
+        let file = &listed.files[index];
+        trace::check_file_type(&file.path, limits)?;
+        let capture = load_with_progress(&file.path, quiet, limits)?;
+        let capture_tree = link::link(&capture);
+        loaded.push((capture, capture_tree, file));
+    }
+    let captures: Vec<Capture> = loaded
+        .iter()
+        .map(|(capture, tree, file)| Capture::listed(capture, tree, file))
+        .collect();
+    let mut profile = analyse::analyse_with_captures(&trace, &tree, options, &captures);
+    if let Some(merge) = profile
+        .graph_replay
+        .as_mut()
+        .and_then(|r| r.capture.as_mut())
+    {
+        merge.notes.extend(listed.notes);
+    }
     Ok((trace, profile))
 }
 

@@ -48,7 +48,7 @@ use unified::unified_rows;
 
 pub use agg::Agg;
 pub(crate) use op_tree::stops_traversal;
-pub(in crate::analysis) use replayed::{ReplayedCall, replayed_rows};
+pub(in crate::analysis) use replayed::{CapturedOp, ReplayedCall, replayed_rows};
 pub use row::{KernelStats, PerfRow};
 
 /// The unified table and the family sheets of one trace.

@@ -112,7 +112,7 @@ pub fn perf_report_checked(
     comm: &CommKernels,
 ) -> (PerfReport, ImplausibleArgs) {
     let ops = OpTree::build(trace, tree, comm);
-    let mut memo = Memo::default();
+    let mut memo = Memo::new(trace);
     let collected = ops.collect_unified(trace, tree, &mut memo);
     let (rows, implausible) = unified_rows(trace, &ops, &mut memo, &collected);
     let sheets = sheet_rows(trace, &ops, &mut memo, &collected);

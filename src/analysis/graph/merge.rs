@@ -3,7 +3,8 @@
 //!
 //! A launch in an annotated execution step is paired with the graph its
 //! step's capture holds at its position ([`super::select`]), as TraceLens
-//! pairs them. Any other replay is paired with the capture that fits it
+//! pairs them; a step no capture listed in `execution_details.json` holds
+//! stays unmerged, as there. Any other replay is paired with the capture that fits it
 //! best (most work items paired, [`super::align`]) among every capture of
 //! every capture trace; a graph replayed many times is aligned once per
 //! distinct kernel sequence. When several captures fit equally well and
@@ -61,7 +62,7 @@ type Attribution = (Vec<Owner>, Option<String>);
 
 /// A replay's graph, its work's labels and its planned capture graph: the
 /// replays one attribution serves.
-type CacheKey<'a> = (String, Vec<Label<'a>>, Option<(usize, usize)>);
+type CacheKey<'a> = (String, Vec<Label<'a>>, Option<Option<(usize, usize)>>);
 
 /// The graphs of every capture trace, each tagged with its trace's index.
 type Graphs<'a> = [(usize, &'a Window<'a>)];
@@ -83,20 +84,27 @@ pub(super) fn merge(
         .map(|(c, w)| c.details().or_else(|| select::classify(c.trace, w.len())))
         .collect();
     let steps = select::steps(trace, &details);
+    // Listed details are followed as TraceLens follows them: a step no
+    // listed capture holds stays unmerged. Details read from the traces are
+    // a hint: such a step is fitted by kernels instead.
+    let listed = captures.iter().any(|c| c.details().is_some());
     let mut notes: Vec<String> = Vec::new();
-    let mut planned: HashMap<u32, (usize, usize)> = HashMap::new();
+    let mut planned: HashMap<u32, Option<(usize, usize)>> = HashMap::new();
     let mut used: BTreeMap<usize, (usize, u64, u64)> = BTreeMap::new();
     for step in &steps {
         let Some(capture) = step.capture else {
             let note = format!(
-                "steps of batch {} with {} graph launch(es) ({}): no {} capture of that batch size or larger",
+                "steps of batch {} with {} graph launch(es): no {} capture of that batch size or larger{}",
                 step.batch,
                 step.launches.len(),
                 step.mode.as_str(),
-                step.mode.as_str()
+                if listed { "" } else { ": fitted by kernels" }
             );
             if !notes.contains(&note) {
                 notes.push(note);
+            }
+            if listed {
+                planned.extend(step.launches.iter().map(|&l| (l, None)));
             }
             continue;
         };
@@ -107,7 +115,7 @@ pub(super) fn merge(
             entry.2.max(step.batch),
         );
         for (position, &launch) in step.launches.iter().enumerate() {
-            planned.insert(launch, (capture, position));
+            planned.insert(launch, Some((capture, position)));
         }
     }
     let chosen = used
@@ -133,7 +141,7 @@ pub(super) fn merge(
         .collect();
     let mut cache: HashMap<CacheKey<'_>, Attribution> = HashMap::new();
     for replay in replays.iter_mut().filter(|r| r.positional) {
-        if let Some(&(c, k)) = planned.get(&replay.launch) {
+        if let Some(&Some((c, k))) = planned.get(&replay.launch) {
             let (size, mode) = details[c].expect("a chosen capture has details");
             replay.graph = format!("{} graph #{k}, batch {size}", mode.as_str());
         }
@@ -151,23 +159,20 @@ pub(super) fn merge(
         let (found, note) = cache
             .entry(key)
             .or_insert_with(|| match plan {
-                Some((c, k)) if k < windows[c].len() => {
+                None => attribute(captures, &all, &replay.graph, &replayed),
+                Some(Some((c, k))) if k < windows[c].len() => {
                     attribute(captures, &[(c, &windows[c][k])], &replay.graph, &replayed)
                 }
-                Some((c, _)) => {
-                    let (owners, note) = attribute(captures, &all, &replay.graph, &replayed);
-                    let why = format!(
+                Some(Some((c, _))) => (
+                    vec![Owner::Unmatched; replayed.len()],
+                    Some(format!(
                         "{}: its step's capture {} holds {} graph(s), fewer than the step launches",
                         replay.graph,
                         captures[c].trace.source,
                         windows[c].len()
-                    );
-                    (
-                        owners,
-                        Some(note.map_or(why.clone(), |n| format!("{why}; {n}"))),
-                    )
-                }
-                None => attribute(captures, &all, &replay.graph, &replayed),
+                    )),
+                ),
+                Some(None) => (vec![Owner::Unmatched; replayed.len()], None),
             })
             .clone();
         if let Some(note) = note {

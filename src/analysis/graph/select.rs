@@ -199,3 +199,134 @@ pub(super) fn classify(capture: &Trace, windows: usize) -> Option<Details> {
         .map(|(size, _)| size)?;
     Some((batch, mode))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::load_reader;
+    use serde_json::{Value, json};
+
+    fn load(events: Vec<Value>) -> Trace {
+        let text = json!({ "traceEvents": events }).to_string();
+        load_reader("fixture.json", text.as_bytes(), &mut || {}).expect("valid trace")
+    }
+
+    fn span(cat: &str, name: &str, ts: f64, dur: f64) -> Value {
+        json!({"ph": "X", "cat": cat, "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": dur,
+               "args": {}})
+    }
+
+    fn decode(batch: u64) -> String {
+        format!(
+            "execute_{batch}_context_0(sq0sk0sqsq0sqsk0)_generation_{batch}(sq{batch}sk99sqsq{batch}sqsk99)"
+        )
+    }
+
+    #[test]
+    fn step_batch_reads_both_annotation_forms() {
+        assert_eq!(step_batch(&decode(12)), Some(12));
+        assert_eq!(
+            step_batch("execute_context_3(40)_generation_5(5)"),
+            Some(45)
+        );
+        assert_eq!(
+            step_batch("execute_context_3(4_0)_generation_5(5)"),
+            Some(5)
+        );
+        assert_eq!(step_batch("step[DECODE bs=32]"), None);
+        assert_eq!(step_batch("execute_context_3(40)"), None);
+        assert_eq!(step_batch("ProfilerStep#3"), None);
+    }
+
+    /// Two steps: batch 12 with three graph launches, batch 30 with one.
+    fn two_steps() -> Trace {
+        load(vec![
+            span("user_annotation", &decode(12), 0.0, 100.0),
+            span("cuda_runtime", "hipGraphLaunch", 10.0, 5.0),
+            span("cuda_runtime", "hipGraphLaunch", 40.0, 5.0),
+            span("cuda_runtime", "hipGraphLaunch", 70.0, 5.0),
+            span("user_annotation", &decode(30), 200.0, 100.0),
+            span("cuda_runtime", "hipGraphLaunch", 210.0, 5.0),
+        ])
+    }
+
+    #[test]
+    fn each_step_takes_the_smallest_capture_of_its_mode_that_holds_it() {
+        let trace = two_steps();
+        let details = [
+            Some((16, CaptureMode::Full)),
+            Some((32, CaptureMode::Piecewise)),
+            Some((16, CaptureMode::Piecewise)),
+            Some((8, CaptureMode::Piecewise)),
+            Some((64, CaptureMode::Full)),
+            None,
+        ];
+        let found = steps(&trace, &details);
+        let summary: Vec<(u64, usize, CaptureMode, Option<usize>)> = found
+            .iter()
+            .map(|s| (s.batch, s.launches.len(), s.mode, s.capture))
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                (12, 3, CaptureMode::Piecewise, Some(2)),
+                (30, 1, CaptureMode::Full, Some(4)),
+            ]
+        );
+        // No capture large enough: none chosen.
+        let small = steps(&trace, &[Some((8, CaptureMode::Piecewise))]);
+        assert!(small.iter().all(|s| s.capture.is_none()));
+    }
+
+    #[test]
+    fn only_the_listed_files_the_steps_choose_are_wanted() {
+        let trace = two_steps();
+        let file = |batch, mode| CaptureFile {
+            path: format!("bs{batch:?}.json").into(),
+            batch_size: batch,
+            mode,
+        };
+        let listed = [
+            file(Some(8), Some(CaptureMode::Piecewise)),
+            file(Some(16), Some(CaptureMode::Piecewise)),
+            file(Some(32), Some(CaptureMode::Full)),
+        ];
+        assert_eq!(wanted(&trace, &listed), [1, 2]);
+        // A step no listed capture holds, or a file with nothing listed:
+        // every file.
+        assert_eq!(wanted(&trace, &listed[..2]), [0, 1]);
+        let mut unlisted = listed.clone();
+        unlisted[0].mode = None;
+        assert_eq!(wanted(&trace, &unlisted), [0, 1, 2]);
+        // A launch outside every step needs every file too.
+        let mut events = vec![span("cuda_runtime", "hipGraphLaunch", 500.0, 5.0)];
+        events.push(span("user_annotation", &decode(12), 0.0, 100.0));
+        events.push(span("cuda_runtime", "hipGraphLaunch", 10.0, 5.0));
+        assert_eq!(wanted(&load(events), &listed), [0, 1, 2]);
+    }
+
+    #[test]
+    fn captures_are_classified_by_annotation_else_count_and_first_dimension() {
+        let op = |dims: Value| {
+            json!({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1,
+                   "ts": 1.0, "dur": 1.0, "args": {"Input Dims": dims}})
+        };
+        let annotated = load(vec![span(
+            "user_annotation",
+            "capture_24_PIECEWISE",
+            0.0,
+            9.0,
+        )]);
+        assert_eq!(classify(&annotated, 1), Some((24, CaptureMode::Piecewise)));
+        // 16 is the first dimension of four inputs, 512 of three.
+        let shapes = load(vec![
+            op(json!([[512, 4], [16, 512]])),
+            op(json!([[16, 512], [512, 64]])),
+            op(json!([[16, 64], [[16, 2]], []])),
+            op(json!([[512, 2], [16, 4]])),
+        ]);
+        assert_eq!(classify(&shapes, 1), Some((16, CaptureMode::Full)));
+        assert_eq!(classify(&shapes, 3), Some((16, CaptureMode::Piecewise)));
+        assert_eq!(classify(&load(vec![]), 2), None);
+    }
+}

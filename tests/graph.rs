@@ -18,7 +18,7 @@ use flate2::read::MultiGzDecoder;
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
-use crate::util::{Csv, corpus_dir, relative_difference, tracegate};
+use crate::util::{Csv, assert_input_error, corpus_dir, relative_difference, tracegate};
 
 pub(crate) const VLLM: &str = "tracelens/inference/vllm_decode_full";
 pub(crate) const VLLM_TRACE: &str = "graph_execution.json.gz";
@@ -913,4 +913,28 @@ fn a_slower_captured_op_in_a_piecewise_graph_fails_named_by_its_op() {
         gate.findings()[0]["op"]["input_dims"],
         "((16, 512), (512, 2048))"
     );
+}
+
+#[test]
+fn a_capture_folder_without_traces_or_with_unreadable_details_is_a_one_line_error() {
+    let dir = TempDir::new().expect("tempdir");
+    let trace = piecewise("trace.json");
+    let run = |folder: &Path| {
+        tracegate()
+            .args(["report", "--quiet", "--format", "json"])
+            .arg(&trace)
+            .arg("--capture")
+            .arg(folder)
+            .assert()
+    };
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).expect("mkdir");
+    assert_input_error(
+        run(&empty),
+        &["empty", "no .json or .json.gz capture traces"],
+    );
+    let bad = dir.path().join("bad");
+    std::fs::create_dir(&bad).expect("mkdir");
+    std::fs::write(bad.join("execution_details.json"), "{\"file\": 3}").expect("write");
+    assert_input_error(run(&bad), &["execution_details.json", "expected a list"]);
 }

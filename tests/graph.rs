@@ -18,7 +18,7 @@ use flate2::read::MultiGzDecoder;
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
-use crate::util::{Csv, corpus_dir, relative_difference, tracegate};
+use crate::util::{Csv, assert_input_error, corpus_dir, relative_difference, tracegate};
 
 pub(crate) const VLLM: &str = "tracelens/inference/vllm_decode_full";
 pub(crate) const VLLM_TRACE: &str = "graph_execution.json.gz";
@@ -617,12 +617,15 @@ fn vllm_trace_without_its_replayed_kernels_is_inconclusive() {
     assert!(message.contains("3.1% of the other side's"), "{message}");
 }
 
-/// The perf table of each inference trace merged with its capture trace
-/// against TraceLens's `unified_perf_summary.csv`: every row both model has
-/// the same GFLOPs and bytes (1e-4), MoE pseudo-op rows (vLLM's GPT-OSS
-/// `moe_triton_unfused_up`/`_down`) included, the table covers as much GPU
-/// time as TraceLens's does, or 95%, and its modelled rows at least the
-/// given share of it (vLLM: 27% before MoE had a model, 92.7% since).
+/// The perf table of each inference trace merged with its capture folder
+/// (as TraceLens's inference report is made: `execution_details.json`
+/// picks the capture) against TraceLens's `unified_perf_summary.csv`: every
+/// row both model has the same GFLOPs and bytes (1e-4), MoE pseudo-op rows
+/// (vLLM's GPT-OSS `moe_triton_unfused_up`/`_down`) included, the table
+/// covers as much GPU time as TraceLens's does, or 95%, its modelled rows
+/// at least the given share of it (vLLM: 27% before MoE had a model, 92.7%
+/// since), and that share is within 2 points of TraceLens's (rows with
+/// GFLOPS).
 #[cfg_attr(
     not(tracegate_corpus),
     ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
@@ -635,7 +638,15 @@ fn replayed_perf_rows_match_tracelens_models_and_cover_gpu_time() {
         (SGLANG, SGLANG_TRACE, SGLANG_CAPTURE, 20, 0, 0.99),
     ] {
         let dir = corpus.join(workload);
-        let report = report(&dir.join(trace), Some(&dir.join(capture)));
+        let report = report(&dir.join(trace), Some(&dir.join("capture_traces")));
+        let chosen = &report["graph_replay"]["capture"]["chosen"][0];
+        assert!(
+            chosen
+                .as_str()
+                .is_some_and(|c| c.contains(capture)
+                    && c.ends_with("batch 32 FULL, for 1 step(s) of batch 32")),
+            "{workload}: {chosen}"
+        );
         let ours = report["perf"]["rows"].as_array().expect("perf rows");
         let oracle = Csv::read(&dir.join("perf_csvs/unified_perf_summary.csv"));
         let column = |name: &str| oracle.column(name);
@@ -738,5 +749,192 @@ fn replayed_perf_rows_match_tracelens_models_and_cover_gpu_time() {
             "{workload}: modelled rows hold {:.1}% of GPU time",
             modelled / busy * 100.0
         );
+        let their_modelled: f64 = oracle
+            .rows
+            .iter()
+            .filter(|r| r[gflops].parse::<f64>().is_ok())
+            .map(|r| r[sum].parse::<f64>().expect("number"))
+            .sum::<f64>()
+            / (their_busy_ms * 1000.0);
+        assert!(
+            (modelled / busy - their_modelled).abs() <= 0.02,
+            "{workload}: modelled rows hold {:.1}% of GPU time, TraceLens's {:.1}%",
+            modelled / busy * 100.0,
+            their_modelled * 100.0
+        );
     }
+}
+
+// ------------------------------------------------------------------ vLLM piecewise
+
+/// A file of the vLLM piecewise fixture: twelve decode steps (eight of
+/// batch 12, four of batch 30), each three graph pieces with eager
+/// attention between them, and `capture_traces/` listing PIECEWISE captures
+/// of batch 8, 16 and 32 and a FULL one of batch 16 in its
+/// `execution_details.json`. Every capture runs the same kernels: only the
+/// batch size and the mode tell them apart.
+fn piecewise(file: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/vllm_piecewise")
+        .join(file)
+}
+
+/// The capture rows of a report: (graph, name, input dims).
+fn captured_rows(report: &Value) -> Vec<(String, String, String)> {
+    report["unique_args"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter(|r| r["graph"].is_object())
+        .map(|r| {
+            (
+                r["graph"]["graph"].as_str().expect("graph").to_string(),
+                r["name"].as_str().expect("name").to_string(),
+                r["input_dims"].as_str().expect("dims").to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Every replayed kernel is attributed to a captured op whose shapes have
+/// the batch size of the capture its step chose.
+fn assert_attached_by_batch(report: &Value) {
+    let capture = &report["graph_replay"]["capture"];
+    assert_eq!(capture["unmatched"], 0, "{capture:#}");
+    let rows = captured_rows(report);
+    let graph_rows: Vec<_> = rows.iter().filter(|r| r.1 != "graph replay").collect();
+    assert_eq!(graph_rows.len(), 2 * 10, "{rows:#?}");
+    for (graph, name, dims) in graph_rows {
+        assert!(!name.starts_with("Cijk_"), "{name}: a kernel row");
+        let batch = graph.rsplit(' ').next().expect("batch");
+        assert!(graph.starts_with("PIECEWISE graph #"), "{graph}");
+        assert!(
+            dims.starts_with(&format!("(({batch}, ")),
+            "{graph} {name} {dims}"
+        );
+    }
+}
+
+#[test]
+fn a_piecewise_capture_folder_attaches_each_steps_capture_by_batch_size_and_mode() {
+    let trace = piecewise("trace.json");
+    let report = report(&trace, Some(&piecewise("capture_traces")));
+    assert_attached_by_batch(&report);
+    let chosen: Vec<&str> = report["graph_replay"]["capture"]["chosen"]
+        .as_array()
+        .expect("chosen")
+        .iter()
+        .map(|c| c.as_str().expect("line"))
+        .collect();
+    assert_eq!(chosen.len(), 2, "{chosen:?}");
+    assert!(
+        chosen[0].ends_with("piecewise_bs16.json: batch 16 PIECEWISE, for 8 step(s) of batch 12")
+    );
+    assert!(
+        chosen[1].ends_with("piecewise_bs32.json: batch 32 PIECEWISE, for 4 step(s) of batch 30")
+    );
+
+    // Without execution_details.json each capture is classified as
+    // TraceLens classifies it (three captures: PIECEWISE; the most common
+    // first input dimension: its batch size), with the same outcome.
+    let dir = TempDir::new().expect("tempdir");
+    for name in [
+        "piecewise_bs8.json",
+        "piecewise_bs16.json",
+        "piecewise_bs32.json",
+        "full_bs16.json",
+    ] {
+        std::fs::copy(
+            piecewise(&format!("capture_traces/{name}")),
+            dir.path().join(name),
+        )
+        .expect("copy");
+    }
+    assert_attached_by_batch(&super::graph::report(&trace, Some(dir.path())));
+
+    // The eager attention between the pieces is modelled with the step's
+    // annotation: one row per batch, the larger batch reading more.
+    let attention: Vec<&Value> = report["perf"]["rows"]
+        .as_array()
+        .expect("perf rows")
+        .iter()
+        .filter(|r| r["name"] == "vllm::unified_attention_with_output")
+        .collect();
+    assert_eq!(attention.len(), 2);
+    assert!(
+        attention.iter().all(|r| r["has_perf_model"] == true),
+        "{attention:#?}"
+    );
+    let bytes = |r: &Value| r["data_moved_mb"].as_f64().expect("bytes");
+    let (small, large) = if attention[0]["count"] == 16 {
+        (attention[0], attention[1])
+    } else {
+        (attention[1], attention[0])
+    };
+    assert!(bytes(large) > bytes(small), "{attention:#?}");
+}
+
+#[test]
+fn a_slower_captured_op_in_a_piecewise_graph_fails_named_by_its_op() {
+    let base = piecewise("trace.json");
+    let folder = piecewise("capture_traces");
+    let dir = TempDir::new().expect("tempdir");
+    assert_pass_without_findings(
+        &check(&base, &base, &captures(&folder, &folder)),
+        "identical, with the capture folder",
+    );
+    let slow = write_json(
+        &dir,
+        "slow.json",
+        &slowed(&read_json(&base), "Cijk_gemm_up", 1.3),
+    );
+    let gate = check(&base, &slow, &captures(&folder, &folder));
+    assert_regression_first(&gate, "aten::mm", "30.0% slower");
+    let first = &gate.findings()[0];
+    assert_eq!(
+        first["op"]["input_dims"], "((16, 512), (512, 2048))",
+        "{first:#}"
+    );
+
+    // Directories: the folder `NAME.capture/` beside workload `NAME`.
+    let (base_dir, cand_dir) = (dir.path().join("base"), dir.path().join("cand"));
+    for (side, trace) in [(&base_dir, &base), (&cand_dir, &slow)] {
+        let folder_copy = side.join("decode.capture");
+        std::fs::create_dir_all(&folder_copy).expect("mkdir");
+        std::fs::copy(trace, side.join("decode.json")).expect("copy");
+        for entry in std::fs::read_dir(&folder).expect("fixture folder") {
+            let path = entry.expect("entry").path();
+            std::fs::copy(&path, folder_copy.join(path.file_name().expect("name"))).expect("copy");
+        }
+    }
+    let gate = check(&base_dir, &cand_dir, &[]);
+    assert_regression_first(&gate, "aten::mm", "30.0% slower");
+    assert_eq!(
+        gate.findings()[0]["op"]["input_dims"],
+        "((16, 512), (512, 2048))"
+    );
+}
+
+#[test]
+fn a_capture_folder_without_traces_or_with_unreadable_details_is_a_one_line_error() {
+    let dir = TempDir::new().expect("tempdir");
+    let trace = piecewise("trace.json");
+    let run = |folder: &Path| {
+        tracegate()
+            .args(["report", "--quiet", "--format", "json"])
+            .arg(&trace)
+            .arg("--capture")
+            .arg(folder)
+            .assert()
+    };
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).expect("mkdir");
+    assert_input_error(
+        run(&empty),
+        &["empty", "no .json or .json.gz capture traces"],
+    );
+    let bad = dir.path().join("bad");
+    std::fs::create_dir(&bad).expect("mkdir");
+    std::fs::write(bad.join("execution_details.json"), "{\"file\": 3}").expect("write");
+    assert_input_error(run(&bad), &["execution_details.json", "expected a list"]);
 }

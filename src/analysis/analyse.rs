@@ -119,7 +119,7 @@ fn peaks_of(hardware: &Hardware) -> Peaks {
 
 /// Analyses a linked trace, judging efficiency against the chosen hardware.
 pub fn analyse_with(trace: &Trace, tree: &Tree, options: &AnalysisOptions) -> Profile {
-    analyse_with_capture(trace, tree, options, None)
+    analyse_with_captures(trace, tree, options, &[])
 }
 
 /// Analyses a linked trace whose graph replays are attributed to the ops of
@@ -131,6 +131,18 @@ pub fn analyse_with_capture(
     options: &AnalysisOptions,
     capture: Option<Capture<'_>>,
 ) -> Profile {
+    analyse_with_captures(trace, tree, options, capture.as_slice())
+}
+
+/// Analyses a linked trace whose graph replays are attributed to the ops of
+/// capture traces (a capture folder's, [`graph::wanted`]), each step's
+/// replays to the capture its batch size and mode choose ([`graph`]).
+pub fn analyse_with_captures(
+    trace: &Trace,
+    tree: &Tree,
+    options: &AnalysisOptions,
+    captures: &[Capture<'_>],
+) -> Profile {
     let gpu = GpuWork::collect(trace, tree, &options.comm);
     let timeline = Breakdown::compute(gpu.linked().map(|w| (w.bucket, w.interval)));
     let timeline_all_gpu_work = (gpu.items.iter().any(|w| !w.linked))
@@ -140,7 +152,7 @@ pub fn analyse_with_capture(
     let mut ops = ops_by_name(trace, &gpu, &invocations);
     let mut categories = categories(trace, &gpu, &invocations);
     let mut steps = steps(trace, tree, &gpu, &invocations);
-    let replayed = graph::analyse(trace, tree, &gpu, capture);
+    let replayed = graph::analyse(trace, tree, &gpu, captures);
     let phases = phases(trace, tree, &gpu, &replayed.work_names);
     graph::extend_tables(
         replayed.rows,
@@ -159,7 +171,7 @@ pub fn analyse_with_capture(
         perf::replayed_rows(
             trace,
             &gpu,
-            capture.map(|c| c.trace),
+            &captures.iter().map(|c| c.trace).collect::<Vec<_>>(),
             &replayed.perf_calls,
             &options.comm,
         ),

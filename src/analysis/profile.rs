@@ -169,10 +169,13 @@ pub struct GraphReplay {
 /// How a capture trace's ops were attributed to the replayed work.
 #[derive(Clone, Debug, Serialize)]
 pub struct CaptureMerge {
-    /// The capture trace.
+    /// The capture traces, comma-separated.
     pub source: String,
-    /// Graph captures found in it (`StreamBeginCapture` … `StreamEndCapture`).
+    /// Graph captures found in them (`StreamBeginCapture` … `StreamEndCapture`).
     pub captures: u64,
+    /// Which capture trace annotated execution steps were merged with (by
+    /// batch size and mode), one line per capture trace used.
+    pub chosen: Vec<String>,
     /// Replayed work items attributed to a captured launch.
     pub matched: u64,
     /// Replayed work items no captured launch matched (kept as kernel rows).

@@ -249,9 +249,12 @@ pub(super) struct SnapshotArgs {
     #[arg(short, long, value_name = "FILE")]
     pub(super) output: PathBuf,
 
-    /// The trace recorded while the CUDA/HIP graphs were captured: replayed
-    /// kernels are attributed to the ops that launched them there.
-    #[arg(long, value_name = "TRACE")]
+    /// The trace recorded while the CUDA/HIP graphs were captured, or a
+    /// folder of them (vLLM's capture_traces/, with its
+    /// execution_details.json): replayed kernels are attributed to the ops
+    /// that launched them there, each step's to the capture of its batch
+    /// size and mode.
+    #[arg(long, value_name = "TRACE|DIR")]
     pub(super) capture: Option<PathBuf>,
 
     /// No progress bar, even on a terminal.
@@ -313,13 +316,15 @@ pub(super) struct CheckArgs {
     #[command(flatten)]
     pub(super) rank: RankRegexArgs,
 
-    /// The capture trace of the baseline trace(s) given as files (in a
-    /// directory, NAME.capture.json.gz beside workload NAME is used).
-    #[arg(long, value_name = "TRACE")]
+    /// The capture trace, or capture folder, of the baseline trace(s)
+    /// given as files (in a directory, NAME.capture.json.gz or the folder
+    /// NAME.capture/ beside workload NAME is used).
+    #[arg(long, value_name = "TRACE|DIR")]
     pub(super) baseline_capture: Option<PathBuf>,
 
-    /// The capture trace of the candidate trace given as a file.
-    #[arg(long, value_name = "TRACE")]
+    /// The capture trace, or capture folder, of the candidate trace given
+    /// as a file.
+    #[arg(long, value_name = "TRACE|DIR")]
     pub(super) candidate_capture: Option<PathBuf>,
 
     /// The policy (YAML); default: the built-in policies/default.yaml.
@@ -537,9 +542,12 @@ pub(super) struct ReportArgs {
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub(super) top: usize,
 
-    /// The trace recorded while the CUDA/HIP graphs were captured: replayed
-    /// kernels are attributed to the ops that launched them there.
-    #[arg(long, value_name = "TRACE")]
+    /// The trace recorded while the CUDA/HIP graphs were captured, or a
+    /// folder of them (vLLM's capture_traces/, with its
+    /// execution_details.json): replayed kernels are attributed to the ops
+    /// that launched them there, each step's to the capture of its batch
+    /// size and mode.
+    #[arg(long, value_name = "TRACE|DIR")]
     pub(super) capture: Option<PathBuf>,
 
     /// Colour the terminal summary.

@@ -44,7 +44,8 @@ pub fn is_glob(path: &Path) -> bool {
 }
 
 /// The name suffix of a capture trace beside its workload in a directory:
-/// `NAME.capture.json.gz` is the capture trace of workload `NAME`.
+/// `NAME.capture.json.gz` is the capture trace of workload `NAME`, and a
+/// folder `NAME.capture/` its capture folder.
 const CAPTURE_SUFFIX: &str = ".capture";
 
 /// One workload file of a directory, with the capture trace beside it.
@@ -52,12 +53,13 @@ const CAPTURE_SUFFIX: &str = ".capture";
 pub struct Input {
     /// The trace or snapshot.
     pub path: PathBuf,
-    /// `NAME.capture.json[.gz]` beside it, or the `--…-capture` flag.
+    /// `NAME.capture.json[.gz]` or `NAME.capture/` beside it, or the
+    /// `--…-capture` flag.
     pub capture: Option<PathBuf>,
 }
 
 /// The trace or snapshot files of a directory, by workload name, each with
-/// its capture trace when the directory has one.
+/// its capture trace or capture folder when the directory has one.
 fn workload_inputs(dir: &Path) -> Result<BTreeMap<String, Input>, Error> {
     let mut files = workload_files(dir)?;
     let captures: Vec<String> = files
@@ -67,8 +69,15 @@ fn workload_inputs(dir: &Path) -> Result<BTreeMap<String, Input>, Error> {
         .collect();
     let mut inputs: BTreeMap<String, Input> = BTreeMap::new();
     let mut capture_of: BTreeMap<String, PathBuf> = BTreeMap::new();
-    for name in captures {
-        let path = files.remove(&name).expect("listed");
+    let folders = capture_folders(dir)?;
+    let capture_files: Vec<(String, PathBuf)> = captures
+        .into_iter()
+        .map(|name| {
+            let path = files.remove(&name).expect("listed");
+            (name, path)
+        })
+        .collect();
+    for (name, path) in capture_files.into_iter().chain(folders) {
         let workload = name.trim_end_matches(CAPTURE_SUFFIX).to_string();
         if !files.contains_key(&workload) {
             return Err(Error(format!(
@@ -76,7 +85,13 @@ fn workload_inputs(dir: &Path) -> Result<BTreeMap<String, Input>, Error> {
                 path.display()
             )));
         }
-        capture_of.insert(workload, path);
+        if let Some(other) = capture_of.insert(workload, path.clone()) {
+            return Err(Error(format!(
+                "{} and {} are the same workload's captures: keep one",
+                other.display(),
+                path.display()
+            )));
+        }
     }
     for (name, path) in files {
         let capture = capture_of.remove(&name);
@@ -85,15 +100,36 @@ fn workload_inputs(dir: &Path) -> Result<BTreeMap<String, Input>, Error> {
     Ok(inputs)
 }
 
-/// The trace or snapshot files of a directory, by workload name.
-fn workload_files(dir: &Path) -> Result<BTreeMap<String, PathBuf>, Error> {
+/// The capture folders of a directory (`NAME.capture/`), by name.
+fn capture_folders(dir: &Path) -> Result<Vec<(String, PathBuf)>, Error> {
+    let mut found: Vec<(String, PathBuf)> = dir_entries(dir)?
+        .into_iter()
+        .filter_map(|path| {
+            let name = path.file_name()?.to_str()?.to_string();
+            (path.is_dir() && name.ends_with(CAPTURE_SUFFIX)).then_some((name, path))
+        })
+        .collect();
+    found.sort();
+    Ok(found)
+}
+
+/// The entries of a directory.
+fn dir_entries(dir: &Path) -> Result<Vec<PathBuf>, Error> {
     let entries = fs::read_dir(dir)
         .map_err(|e| Error(format!("{}: cannot read directory: {e}", dir.display())))?;
+    entries
+        .map(|entry| {
+            entry
+                .map(|e| e.path())
+                .map_err(|e| Error(format!("{}: {e}", dir.display())))
+        })
+        .collect()
+}
+
+/// The trace or snapshot files of a directory, by workload name.
+fn workload_files(dir: &Path) -> Result<BTreeMap<String, PathBuf>, Error> {
     let mut files = BTreeMap::new();
-    for entry in entries {
-        let path = entry
-            .map_err(|e| Error(format!("{}: {e}", dir.display())))?
-            .path();
+    for path in dir_entries(dir)? {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         if path.is_file() && (name.ends_with(".json") || name.ends_with(".json.gz")) {
             if let Some(previous) = files.insert(workload_of(&path, false), path.clone()) {
@@ -160,7 +196,7 @@ pub fn pair_inputs(
     if let Some(flag) = captures.baseline.or(captures.candidate) {
         return Err(Error(format!(
             "--baseline-capture/--candidate-capture {} is for file inputs: in a directory, \
-             put NAME.capture.json.gz beside workload NAME",
+             put NAME.capture.json.gz or a NAME.capture/ folder beside workload NAME",
             flag.display()
         )));
     }

@@ -7,10 +7,11 @@ use std::fs;
 use std::path::Path;
 
 use crate::analysis::analyse::{self, AnalysisOptions};
-use crate::analysis::graph::Capture;
+use crate::analysis::graph::{self, Capture};
 use crate::analysis::profile::Profile;
 use crate::analysis::ranks::input::{comm_time, rank_input, rank_of};
 use crate::gate::snapshot::{self, RankSnapshot, Snapshot};
+use crate::trace::capture_folder::capture_files;
 use crate::trace::{self, Trace, link};
 
 use super::{Error, ReadOptions};
@@ -40,8 +41,8 @@ pub fn snapshot_of_input(
 }
 
 /// Loads, links and analyses a trace, attributing its graph replays to the
-/// ops of `capture` (a trace recorded while the graphs were captured) when
-/// given.
+/// ops of `capture` (a trace recorded while the graphs were captured, or a
+/// folder of them with its `execution_details.json`) when given.
 pub fn profile_of_trace(
     path: &Path,
     capture: Option<&Path>,
@@ -50,19 +51,32 @@ pub fn profile_of_trace(
 ) -> Result<(Trace, Profile), Error> {
     let trace = load_with_progress(path, read)?;
     let tree = link::link(&trace);
-    let profile = match capture {
-        Some(capture_path) => {
-            trace::check_file_type(capture_path, &read.limits)?;
-            let capture = load_with_progress(capture_path, read)?;
-            let capture_tree = link::link(&capture);
-            let capture = Capture {
-                trace: &capture,
-                tree: &capture_tree,
-            };
-            analyse::analyse_with_capture(&trace, &tree, options, Some(capture))
-        }
-        None => analyse::analyse_with(&trace, &tree, options),
+    let Some(capture_path) = capture else {
+        let profile = analyse::analyse_with(&trace, &tree, options);
+        return Ok((trace, profile));
     };
+    trace::check_file_type(capture_path, &read.limits)?;
+    let listed = capture_files(capture_path)?;
+    let mut loaded = Vec::new();
+    for index in graph::wanted(&trace, &listed.files) {
+        let file = &listed.files[index];
+        trace::check_file_type(&file.path, &read.limits)?;
+        let capture = load_with_progress(&file.path, read)?;
+        let capture_tree = link::link(&capture);
+        loaded.push((capture, capture_tree, file));
+    }
+    let captures: Vec<Capture> = loaded
+        .iter()
+        .map(|(capture, tree, file)| Capture::listed(capture, tree, file))
+        .collect();
+    let mut profile = analyse::analyse_with_captures(&trace, &tree, options, &captures);
+    if let Some(merge) = profile
+        .graph_replay
+        .as_mut()
+        .and_then(|r| r.capture.as_mut())
+    {
+        merge.notes.extend(listed.notes);
+    }
     Ok((trace, profile))
 }
 

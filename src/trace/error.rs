@@ -107,6 +107,15 @@ pub enum LoadError {
         /// What it is instead.
         kind: &'static str,
     },
+    /// A capture folder's `execution_details.json` is not the list vLLM's
+    /// and TraceLens's tools write.
+    #[error("{}: {}", printable(.path), printable(.message))]
+    CaptureFolder {
+        /// The file or folder.
+        path: String,
+        /// What was wrong, and where.
+        message: String,
+    },
 }
 
 /// The most characters of one quoted piece of a message.

@@ -2,6 +2,7 @@
 //! model ([`model`]), then linked into call trees ([`link`]).
 
 mod build;
+pub mod capture_folder;
 pub mod error;
 mod inflate;
 pub mod link;

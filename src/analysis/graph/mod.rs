@@ -9,9 +9,12 @@
 //! cannot see it. Each replayed kernel, copy and set lands in a row that the
 //! snapshot, compare and judge stages treat like an op row:
 //!
-//! - with a capture trace ([`Capture`]), in the row of the op that launched it
+//! - with capture traces ([`Capture`]), in the row of the op that launched it
 //!   during capture (name, shapes, types, strides, module path, perf model),
-//!   one call per execution of that op in a replay ([`merge`]);
+//!   one call per execution of that op in a replay ([`merge`]); a replay in
+//!   an annotated execution step takes the capture its batch size and mode
+//!   choose, as TraceLens does ([`select`]): one graph per step (FULL) or
+//!   several with eager ops between them (PIECEWISE, vLLM's default);
 //! - otherwise, or where no captured call matches, in a row named after the
 //!   kernel, keyed by its launch configuration, one call per execution.
 //!
@@ -26,9 +29,10 @@
 //! # Files
 //!
 //! `replays.rs` finds the launches, their work and the graph identity;
-//! `capture.rs` reads the captures of a capture trace; `align.rs` pairs a
-//! capture's calls with a replay's work; `merge.rs` picks the capture that
-//! fits each replay; `rows.rs` builds the rows; `coverage.rs` measures how
+//! `capture.rs` reads the captures of a capture trace; `select.rs` picks
+//! the capture of each annotated step by batch size and mode; `align.rs`
+//! pairs a capture's calls with a replay's work; `merge.rs` merges each
+//! replay with its step's capture or the one that fits it best; `rows.rs` builds the rows; `coverage.rs` measures how
 //! much GPU time the rows hold; `perf_calls.rs` hands the replayed calls to
 //! the perf table; `pseudo_ops.rs` splits MoE calls into TraceLens's pseudo
 //! ops there.
@@ -41,6 +45,7 @@ mod perf_calls;
 mod pseudo_ops;
 mod replays;
 mod rows;
+mod select;
 #[cfg(test)]
 mod tests;
 
@@ -50,6 +55,7 @@ use crate::analysis::profile::{
     CaptureMerge, CategorySummary, Coverage, GraphReplay, OpSummary, StepProfile, UniqueArgs,
 };
 use crate::analysis::timeline::IntervalSet;
+use crate::trace::capture_folder::{CaptureFile, CaptureMode};
 use crate::trace::link::Tree;
 use crate::trace::{FxHashMap, Trace};
 
@@ -59,14 +65,47 @@ use crate::analysis::profile::{GraphPlace, GraphRole};
 use merge::Owner;
 use rows::{Sources, graph_rows, work_rows};
 
+pub use select::wanted;
+
 /// A capture trace (recorded while the graphs were captured) with its link
-/// tree and the path it was read from.
+/// tree, and the batch size and mode its capture folder lists for it.
 #[derive(Clone, Copy)]
 pub struct Capture<'a> {
     /// The capture trace.
     pub trace: &'a Trace,
     /// Its link tree.
     pub tree: &'a Tree,
+    /// The batch size its graphs were captured for, when listed
+    /// (`execution_details.json`); else read from the trace.
+    pub batch_size: Option<u64>,
+    /// Its mode, when listed.
+    pub mode: Option<CaptureMode>,
+}
+
+impl<'a> Capture<'a> {
+    /// A capture trace with nothing listed about it.
+    pub fn new(trace: &'a Trace, tree: &'a Tree) -> Capture<'a> {
+        Capture {
+            trace,
+            tree,
+            batch_size: None,
+            mode: None,
+        }
+    }
+
+    /// A capture trace with what its folder lists about it.
+    pub fn listed(trace: &'a Trace, tree: &'a Tree, file: &CaptureFile) -> Capture<'a> {
+        Capture {
+            batch_size: file.batch_size,
+            mode: file.mode,
+            ..Capture::new(trace, tree)
+        }
+    }
+
+    /// Its batch size and mode, when both are listed.
+    fn details(&self) -> Option<select::Details> {
+        Some((self.batch_size?, self.mode?))
+    }
 }
 
 /// What graph replay adds to a profile.
@@ -84,14 +123,14 @@ pub(super) struct GraphAnalysis {
     pub(super) work_names: FxHashMap<u32, String>,
 }
 
-/// The graph rows of a linked trace, merged with a capture trace when given.
+/// The graph rows of a linked trace, merged with the capture traces given.
 pub(super) fn analyse(
     trace: &Trace,
     tree: &Tree,
     gpu: &GpuWork,
-    capture: Option<Capture<'_>>,
+    captures: &[Capture<'_>],
 ) -> GraphAnalysis {
-    let found = replays::collect(trace, tree, gpu);
+    let mut found = replays::collect(trace, tree, gpu);
     let coverage = coverage::coverage(trace, gpu, found.without_work);
     if found.launches == 0 {
         return GraphAnalysis {
@@ -106,11 +145,19 @@ pub(super) fn analyse(
         trace,
         tree,
         gpu,
-        capture: capture.map(|c| (c.trace, c.tree)),
+        captures,
     };
-    let (owners, capture_merge) = match capture {
-        Some(capture) => {
-            let merged = merge::merge(trace, gpu, &found.replays, capture.trace, capture.tree);
+    let (owners, capture_merge) = match captures {
+        [] => (
+            found
+                .replays
+                .iter()
+                .map(|r| vec![Owner::Unmatched; r.work.len()])
+                .collect(),
+            None,
+        ),
+        _ => {
+            let merged = merge::merge(trace, gpu, &mut found.replays, captures);
             let count = |matched: bool| {
                 merged
                     .owners
@@ -120,22 +167,19 @@ pub(super) fn analyse(
                     .count() as u64
             };
             let summary = CaptureMerge {
-                source: capture.trace.source.clone(),
+                source: captures
+                    .iter()
+                    .map(|c| c.trace.source.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 captures: merged.captures,
                 matched: count(true),
                 unmatched: count(false),
+                chosen: merged.chosen.clone(),
                 notes: merged.notes.clone(),
             };
             (merged.owners, Some(summary))
         }
-        None => (
-            found
-                .replays
-                .iter()
-                .map(|r| vec![Owner::Unmatched; r.work.len()])
-                .collect(),
-            None,
-        ),
     };
     let all_work: Vec<u32> = found
         .replays
@@ -161,7 +205,7 @@ pub(super) fn analyse(
         rows,
         replay: Some(replay),
         coverage,
-        perf_calls: perf_calls::perf_calls(trace, gpu, capture, &found.replays, &owners),
+        perf_calls: perf_calls::perf_calls(trace, gpu, captures, &found.replays, &owners),
         work_names,
     }
 }

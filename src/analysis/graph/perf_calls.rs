@@ -12,14 +12,15 @@ use super::Capture;
 use super::merge::Owner;
 use super::replays::Replay;
 use crate::analysis::gpu_work::GpuWork;
-use crate::analysis::perf::{ReplayedCall, stops_traversal};
+use crate::analysis::perf::{CapturedOp, ReplayedCall, stops_traversal};
 use crate::trace::Kind;
 use crate::trace::link::NONE;
 
-/// The topmost modelled CPU op at or above `op` in the capture trace, else `op`.
-fn perf_op(capture: Capture<'_>, op: u32) -> u32 {
-    let mut chosen = op;
-    let mut current = op;
+/// The topmost modelled CPU op at or above `op` in its capture trace, else `op`.
+fn perf_op(captures: &[Capture<'_>], op: CapturedOp) -> CapturedOp {
+    let capture = captures[op.capture as usize];
+    let mut chosen = op.op;
+    let mut current = op.op;
     while current != NONE {
         let event = &capture.trace.events[current as usize];
         if event.kind == Kind::CpuOp && stops_traversal(capture.trace.name(event)) {
@@ -27,7 +28,7 @@ fn perf_op(capture: Capture<'_>, op: u32) -> u32 {
         }
         current = capture.tree.parent[current as usize];
     }
-    chosen
+    CapturedOp { op: chosen, ..op }
 }
 
 /// The perf table's calls of every replay; `owners` has one entry per work
@@ -35,21 +36,22 @@ fn perf_op(capture: Capture<'_>, op: u32) -> u32 {
 pub(super) fn perf_calls(
     trace: &crate::trace::Trace,
     gpu: &GpuWork,
-    capture: Option<Capture<'_>>,
+    captures: &[Capture<'_>],
     replays: &[Replay],
     owners: &[Vec<Owner>],
 ) -> Vec<ReplayedCall> {
-    let mut chosen: HashMap<u32, u32> = HashMap::new();
-    let topk = capture.map(super::pseudo_ops::moe_topk).unwrap_or_default();
+    let mut chosen: HashMap<CapturedOp, CapturedOp> = HashMap::new();
+    let topk: Vec<HashMap<u32, u64>> = captures
+        .iter()
+        .map(|&c| super::pseudo_ops::moe_topk(c))
+        .collect();
     let mut out = Vec::new();
     for (replay, owners) in replays.iter().zip(owners) {
-        let mut by_op: HashMap<u32, usize> = HashMap::new();
+        let mut by_op: HashMap<CapturedOp, usize> = HashMap::new();
         let mut calls: Vec<ReplayedCall> = Vec::new();
         for (&work, owner) in replay.work.iter().zip(owners) {
-            let op = match (owner, capture) {
-                (Owner::Op(op), Some(capture)) => {
-                    Some(*chosen.entry(*op).or_insert_with(|| perf_op(capture, *op)))
-                }
+            let op = match owner {
+                Owner::Op(op) => Some(*chosen.entry(*op).or_insert_with(|| perf_op(captures, *op))),
                 _ => None,
             };
             match op.and_then(|op| by_op.get(&op).map(|&at| (op, at))) {
@@ -69,10 +71,10 @@ pub(super) fn perf_calls(
                 }
             }
         }
-        if let Some(capture) = capture {
+        if !captures.is_empty() {
             calls = calls
                 .into_iter()
-                .flat_map(|call| super::pseudo_ops::split(trace, gpu, capture, &topk, call))
+                .flat_map(|call| super::pseudo_ops::split(trace, gpu, captures, &topk, call))
                 .collect();
         }
         for call in &mut calls {

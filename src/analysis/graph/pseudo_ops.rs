@@ -48,18 +48,19 @@ pub(super) fn moe_topk(capture: Capture<'_>) -> HashMap<u32, u64> {
 
 /// Splits `call` into its pseudo-op calls (the call itself first, keeping
 /// the work no pseudo op takes, when any is left); `call` unchanged when
-/// it is no MoE call TraceLens splits. `topk` is [`moe_topk`]'s.
+/// it is no MoE call TraceLens splits. `topk` is [`moe_topk`]'s, per capture.
 pub(super) fn split(
     trace: &Trace,
     gpu: &GpuWork,
-    capture: Capture<'_>,
-    topk: &HashMap<u32, u64>,
+    captures: &[Capture<'_>],
+    topk: &[HashMap<u32, u64>],
     call: ReplayedCall,
 ) -> Vec<ReplayedCall> {
     let Some(op) = call.op else {
         return vec![call];
     };
-    if capture.trace.name(&capture.trace.events[op as usize]) != moe::MOE_FORWARD {
+    let capture = captures[op.capture as usize].trace;
+    if capture.name(&capture.events[op.op as usize]) != moe::MOE_FORWARD {
         return vec![call];
     }
     let kernel = |w: u32| trace.name(&trace.events[gpu.items[w as usize].event as usize]);
@@ -84,7 +85,7 @@ pub(super) fn split(
             .start
             .total_cmp(&gpu.items[b as usize].interval.start)
     });
-    let topk = topk.get(&op).copied();
+    let topk = topk[op.capture as usize].get(&op.op).copied();
     let pseudo = |work: u32, name: &'static str| ReplayedCall {
         op: Some(op),
         launch: call.launch,

@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 
 use crate::analysis::gpu_work::GpuWork;
-use crate::trace::link::{self, Tree};
-use crate::trace::{Kind, Trace};
+use crate::trace::Trace;
+use crate::trace::link::Tree;
 
 /// One graph launch and the work it replayed.
 pub(super) struct Replay {
@@ -15,6 +15,8 @@ pub(super) struct Replay {
     pub(super) launch: u32,
     /// The graph, e.g. `graph 7` or `launch #0`.
     pub(super) graph: String,
+    /// Whether `graph` is the launch's position (no graph id recorded).
+    pub(super) positional: bool,
     /// Its work, as indices into `GpuWork::items`, stream by stream (streams
     /// in ascending order), each in start order: an order that does not
     /// depend on how concurrent streams interleaved in this run.
@@ -42,19 +44,7 @@ pub(super) fn collect(trace: &Trace, tree: &Tree, gpu: &GpuWork) -> Replays {
                 .push(index as u32);
         }
     }
-    let mut launches: Vec<u32> = trace
-        .events
-        .iter()
-        .enumerate()
-        .filter(|(_, e)| {
-            matches!(e.kind, Kind::Runtime | Kind::Driver) && link::is_graph_launch(trace.name(e))
-        })
-        .map(|(index, _)| index as u32)
-        .collect();
-    launches.sort_by(|&a, &b| {
-        let (a_ts, b_ts) = (trace.events[a as usize].ts, trace.events[b as usize].ts);
-        a_ts.total_cmp(&b_ts).then(a.cmp(&b))
-    });
+    let launches = super::select::graph_launches(trace);
     let mut position_in_step: BTreeMap<u32, u64> = BTreeMap::new();
     let mut replays = Vec::new();
     let mut without_work = 0;
@@ -86,6 +76,7 @@ pub(super) fn collect(trace: &Trace, tree: &Tree, gpu: &GpuWork) -> Replays {
         replays.push(Replay {
             launch,
             graph,
+            positional: graph_id.is_none(),
             work,
         });
     }

@@ -4,12 +4,14 @@
 
 use std::collections::HashMap;
 
+use super::Capture;
 use super::merge::Owner;
 use super::replays::Replay;
 use crate::analysis::gpu_work::GpuWork;
 use crate::analysis::op_tables::{ArgsKey, args_key, kernel_details, op_model, step_sums};
 use crate::analysis::ops::category::{self, Category};
 use crate::analysis::ops::stats::Stats;
+use crate::analysis::perf::CapturedOp;
 use crate::analysis::profile::{GraphPlace, GraphRole, UniqueArgs};
 use crate::analysis::timeline::IntervalSet;
 use crate::trace::link::Tree;
@@ -18,7 +20,7 @@ use crate::trace::{FxHashMap, Trace};
 /// The name of a whole-graph row.
 const GRAPH_ROW_NAME: &str = "graph replay";
 
-/// The traces rows are read from: the replay, and the capture when given.
+/// The traces rows are read from: the replay, and the captures given.
 pub(super) struct Sources<'a> {
     /// The replayed trace.
     pub(super) trace: &'a Trace,
@@ -26,8 +28,8 @@ pub(super) struct Sources<'a> {
     pub(super) tree: &'a Tree,
     /// Its GPU work.
     pub(super) gpu: &'a GpuWork<'a>,
-    /// The capture trace and its tree.
-    pub(super) capture: Option<(&'a Trace, &'a Tree)>,
+    /// The capture traces.
+    pub(super) captures: &'a [Capture<'a>],
 }
 
 /// One execution of a row: the launch that replayed it and its work.
@@ -55,7 +57,7 @@ struct Group {
     launch_name: String,
     key: RowKey,
     /// The capture op of the first call, for op rows.
-    op: Option<u32>,
+    op: Option<CapturedOp>,
     calls: Vec<Call>,
 }
 
@@ -69,17 +71,18 @@ pub(super) fn work_rows(
     owners: &[Vec<Owner>],
 ) -> (Vec<UniqueArgs>, FxHashMap<u32, String>) {
     let (trace, gpu) = (sources.trace, sources.gpu);
-    let mut capture_reprs = FxHashMap::default();
+    let mut capture_reprs: Vec<FxHashMap<_, _>> =
+        vec![FxHashMap::default(); sources.captures.len()];
     let mut index: HashMap<(String, RowKey), usize> = HashMap::new();
     let mut groups: Vec<Group> = Vec::new();
     for (replay, owners) in replays.iter().zip(owners) {
         // Calls of this replay in first-work order: one per execution of a
         // captured op, one per kernel execution otherwise.
-        let mut calls: Vec<(Option<u32>, Vec<u32>)> = Vec::new();
-        let mut op_call: HashMap<u32, usize> = HashMap::new();
+        let mut calls: Vec<(Option<CapturedOp>, Vec<u32>)> = Vec::new();
+        let mut op_call: HashMap<CapturedOp, usize> = HashMap::new();
         for (&work, owner) in replay.work.iter().zip(owners) {
-            match (owner, sources.capture) {
-                (Owner::Op(op), Some(_)) => match op_call.get(op) {
+            match owner {
+                Owner::Op(op) => match op_call.get(op) {
                     Some(&call) => calls[call].1.push(work),
                     None => {
                         op_call.insert(*op, calls.len());
@@ -90,12 +93,16 @@ pub(super) fn work_rows(
             }
         }
         for (op, work) in calls {
-            let key = match (op, sources.capture) {
-                (Some(op), Some((capture, _))) => RowKey::Op(
-                    args_key(capture, op, &mut capture_reprs),
+            let key = match op {
+                Some(op) => RowKey::Op(
+                    args_key(
+                        sources.captures[op.capture as usize].trace,
+                        op.op,
+                        &mut capture_reprs[op.capture as usize],
+                    ),
                     variant(trace, gpu, &work),
                 ),
-                _ => kernel_key(trace, gpu, work[0]),
+                None => kernel_key(trace, gpu, work[0]),
             };
             let slot = *index
                 .entry((replay.graph.clone(), key.clone()))
@@ -247,7 +254,7 @@ fn build_row(
     calls: &[Call],
     name: String,
     place: GraphPlace,
-    op: Option<u32>,
+    op: Option<CapturedOp>,
 ) -> UniqueArgs {
     let (trace, tree, gpu) = (sources.trace, sources.tree, sources.gpu);
     let busy = |work: &[u32]| {
@@ -265,7 +272,7 @@ fn build_row(
         .iter()
         .map(|&w| trace.name(&trace.events[gpu.items[w as usize].event as usize]))
         .collect();
-    let capture_op = op.zip(sources.capture);
+    let capture_op = op.map(|o| (o.op, sources.captures[o.capture as usize]));
     let category = match capture_op {
         Some(_) => category::of_op_and_kernels(&name, kernel_names.iter().copied(), gpu.comm),
         None => category::of_kernel(&name, gpu.comm),
@@ -287,7 +294,7 @@ fn build_row(
         subtree: stats,
         example_event: trace.events[gpu.items[first.work[0] as usize].event as usize].index,
         module_path: capture_op
-            .and_then(|(op, (capture, capture_tree))| capture_tree.module_path(capture, op)),
+            .and_then(|(op, capture)| capture.tree.module_path(capture.trace, op)),
         kernels: kernel_details(trace, gpu, &all_work),
         kernel_sequence: kernel_names.iter().map(|n| n.to_string()).collect(),
         step_us: step_sums(
@@ -299,7 +306,7 @@ fn build_row(
                 .map(|(call, &us)| (call.launch, us)),
         ),
         samples_us: samples,
-        model: capture_op.and_then(|(op, (capture, _))| op_model(capture, op)),
+        model: capture_op.and_then(|(op, capture)| op_model(capture.trace, op)),
         graph: Some(place),
     }
 }

@@ -133,10 +133,7 @@ fn merged(trace: &Trace, capture: &Trace) -> Profile {
         trace,
         &tree,
         &AnalysisOptions::default(),
-        Some(Capture {
-            trace: capture,
-            tree: &capture_tree,
-        }),
+        Some(Capture::new(capture, &capture_tree)),
     )
 }
 

@@ -48,7 +48,7 @@ use unified::unified_rows;
 
 pub use agg::Agg;
 pub(crate) use op_tree::stops_traversal;
-pub(in crate::analysis) use replayed::{ReplayedCall, replayed_rows};
+pub(in crate::analysis) use replayed::{CapturedOp, ReplayedCall, replayed_rows};
 pub use row::{KernelStats, PerfRow};
 
 /// The unified table and the family sheets of one trace.
@@ -112,7 +112,7 @@ pub fn perf_report_checked(
     comm: &CommKernels,
 ) -> (PerfReport, ImplausibleArgs) {
     let ops = OpTree::build(trace, tree, comm);
-    let mut memo = Memo::default();
+    let mut memo = Memo::new(trace);
     let collected = ops.collect_unified(trace, tree, &mut memo);
     let (rows, implausible) = unified_rows(trace, &ops, &mut memo, &collected);
     let sheets = sheet_rows(trace, &ops, &mut memo, &collected);

@@ -20,11 +20,20 @@ use crate::analysis::perf_model::{self, NoModel, OpContext, OpShape, PerfModel};
 use crate::analysis::timeline::IntervalSet;
 use crate::trace::{Kind, Sym, Trace};
 
+/// An op of one of the capture traces given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(in crate::analysis) struct CapturedOp {
+    /// Which capture trace (an index into those given).
+    pub(in crate::analysis) capture: u32,
+    /// The op event in it.
+    pub(in crate::analysis) op: u32,
+}
+
 /// One execution of a captured op (or of one unowned work item) in a replay.
 #[derive(Clone, Debug, PartialEq)]
 pub(in crate::analysis) struct ReplayedCall {
-    /// The op of the capture trace the work belongs to (`None`: no op known).
-    pub(in crate::analysis) op: Option<u32>,
+    /// The op of a capture trace the work belongs to (`None`: no op known).
+    pub(in crate::analysis) op: Option<CapturedOp>,
     /// The graph launch that replayed it.
     pub(in crate::analysis) launch: u32,
     /// Its work items (indices into the GPU work).
@@ -53,19 +62,19 @@ fn step_annotations(trace: &Trace) -> Vec<(f64, f64, &str)> {
 
 /// A row being built: the first call's identity and every call.
 struct Group<'c> {
-    op: Option<u32>,
+    op: Option<CapturedOp>,
     pseudo: Option<&'static str>,
     topk: Option<u64>,
     annotation: Option<&'c str>,
     calls: Vec<&'c ReplayedCall>,
 }
 
-/// The perf rows of replayed calls (unranked), `capture` the trace the
+/// The perf rows of replayed calls (unranked), `captures` the traces the
 /// calls' ops belong to.
 pub(in crate::analysis) fn replayed_rows<'c>(
     trace: &'c Trace,
     gpu: &GpuWork,
-    capture: Option<&Trace>,
+    captures: &[&Trace],
     calls: &'c [ReplayedCall],
     comm: &CommKernels,
 ) -> Vec<PerfRow> {
@@ -78,7 +87,7 @@ pub(in crate::analysis) fn replayed_rows<'c>(
             .map(|(_, _, name)| *name)
     };
     type Key = (
-        Option<(Sym, [Option<Sym>; 4])>,
+        Option<(u32, Sym, [Option<Sym>; 4])>,
         Option<&'static str>,
         Option<Sym>,
         String,
@@ -88,13 +97,16 @@ pub(in crate::analysis) fn replayed_rows<'c>(
     let mut groups: Vec<Group> = Vec::new();
     for call in calls {
         let annotation = annotation_at(call.launch);
-        let who = match (call.op, capture) {
-            (Some(op), Some(capture)) => Some((
-                capture.events[op as usize].name,
-                crate::analysis::ops::args::arg_syms(capture, op),
-            )),
-            _ => None,
-        };
+        let who = call
+            .op
+            .and_then(|o| Some((o, *captures.get(o.capture as usize)?)))
+            .map(|(o, capture)| {
+                (
+                    o.capture,
+                    capture.events[o.op as usize].name,
+                    crate::analysis::ops::args::arg_syms(capture, o.op),
+                )
+            });
         let kernel = match who {
             Some(_) => None,
             None => Some(trace.events[gpu.items[call.work[0] as usize].event as usize].name),
@@ -108,7 +120,7 @@ pub(in crate::analysis) fn replayed_rows<'c>(
         );
         let slot = *index.entry(key).or_insert_with(|| {
             groups.push(Group {
-                op: call.op.filter(|_| capture.is_some()),
+                op: call.op.filter(|_| who.is_some()),
                 pseudo: call.pseudo,
                 topk: call.topk,
                 annotation,
@@ -120,7 +132,7 @@ pub(in crate::analysis) fn replayed_rows<'c>(
     }
     groups
         .iter()
-        .map(|group| build(trace, gpu, capture, group, comm))
+        .map(|group| build(trace, gpu, captures, group, comm))
         .collect()
 }
 
@@ -128,7 +140,7 @@ pub(in crate::analysis) fn replayed_rows<'c>(
 fn build(
     trace: &Trace,
     gpu: &GpuWork,
-    capture: Option<&Trace>,
+    captures: &[&Trace],
     group: &Group,
     comm: &CommKernels,
 ) -> PerfRow {
@@ -164,7 +176,7 @@ fn build(
         })
         .collect();
     let first_kernel = &trace.events[gpu.items[first.work[0] as usize].event as usize];
-    let op = group.op.zip(capture);
+    let op = group.op.map(|o| (o.op, captures[o.capture as usize]));
     let (name, raw, model): (String, [Option<String>; 4], Result<PerfModel, NoModel>) = match op {
         Some((op, capture)) => {
             let mut shape = OpShape::of_event(capture, &capture.events[op as usize]);

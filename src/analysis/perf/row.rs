@@ -7,7 +7,7 @@ use serde::Serialize;
 use std::rc::Rc;
 
 use super::agg::{Agg, pairwise_sum};
-use super::memo::{Memo, ModelKey, SharedModel, model_key};
+use super::memo::{Memo, ModelKey, SharedModel};
 use super::op_tree::OpTree;
 use crate::analysis::hardware::ComputeSpec;
 use crate::analysis::ops::category::{self, Category};
@@ -159,7 +159,7 @@ pub(super) fn invocation(
     kernels.sort_by(|a, b| a.1.total_cmp(&b.1));
     Invocation {
         op,
-        model_key: model_key(trace, model_op, backward),
+        model_key: memo.model_key(trace, model_op, backward),
         model,
         backward_of: forward.map(|f| trace.name(&trace.events[f as usize]).to_string()),
         kernel_us,
@@ -185,11 +185,14 @@ pub(super) struct OpKey {
     process_label: String,
     thread_name: String,
     args: [Option<Rc<str>>; 4],
+    /// The step annotation an attention op's model reads.
+    annotation: Option<Sym>,
 }
 
 /// What makes two invocations share an [`OpKey`] without building it: the
-/// op name, category, track and argument strings (interned symbols).
-pub(super) type OpSyms = (Sym, Category, u32, [Option<Sym>; 4]);
+/// op name, category, track, argument strings (interned symbols) and the
+/// step annotation an attention op's model reads.
+pub(super) type OpSyms = (Sym, Category, u32, [Option<Sym>; 4], Option<Sym>);
 
 /// The category of an op: by name, else by its kernels when they all agree
 /// (as the ops tables do).
@@ -204,16 +207,22 @@ fn op_category(trace: &Trace, ops: &OpTree, op: u32) -> Category {
 }
 
 /// The [`OpSyms`] of an op.
-pub(super) fn op_syms(trace: &Trace, ops: &OpTree, op: u32) -> OpSyms {
+pub(super) fn op_syms(trace: &Trace, ops: &OpTree, memo: &Memo, op: u32) -> OpSyms {
     let event = &trace.events[op as usize];
-    let (_, args, _) = model_key(trace, op, false);
-    (event.name, op_category(trace, ops, op), event.track, args)
+    let (_, args, _, annotation) = memo.model_key(trace, op, false);
+    (
+        event.name,
+        op_category(trace, ops, op),
+        event.track,
+        args,
+        annotation,
+    )
 }
 
 /// The grouping key of an op.
 pub(super) fn op_key(trace: &Trace, ops: &OpTree, memo: &mut Memo, op: u32) -> OpKey {
     let event = &trace.events[op as usize];
-    let (_, args, _) = model_key(trace, op, false);
+    let (_, args, _, annotation) = memo.model_key(trace, op, false);
     let track = trace.tracks[event.track as usize];
     let label = |sym: Option<&Sym>| {
         sym.map_or_else(
@@ -228,6 +237,7 @@ pub(super) fn op_key(trace: &Trace, ops: &OpTree, memo: &mut Memo, op: u32) -> O
         process_label: label(trace.track_names.process_label.get(&track.pid)),
         thread_name: label(trace.track_names.thread.get(&track)),
         args: args.map(|sym| memo.repr(trace, sym)),
+        annotation,
     }
 }
 

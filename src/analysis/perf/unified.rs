@@ -27,7 +27,7 @@ pub(super) fn unified_rows(
     let mut slots: Slots<OpSyms, OpKey> = Slots::default();
     let mut groups: Vec<Group> = Vec::new();
     for inv in &invocations {
-        let cheap = op_syms(trace, ops, inv.op);
+        let cheap = op_syms(trace, ops, memo, inv.op);
         let (slot, opened) = slots.slot(cheap, groups.len(), || op_key(trace, ops, memo, inv.op));
         if let Some(key) = opened {
             groups.push((key, raw_args(trace, inv.op), Vec::new()));

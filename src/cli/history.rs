@@ -8,7 +8,7 @@ use comfy_table::{Cell, CellAlignment};
 use tracegate::history::changepoint::{self, ChangeOptions};
 use tracegate::history::entry::{EntryMeta, Origin};
 use tracegate::history::series::{self, Point};
-use tracegate::history::store::{self, StoreError};
+use tracegate::history::store;
 use tracegate::history::window::entry_hardware;
 use tracegate::render::fit::{self, Rule, Wrap};
 use tracegate::render::text::{human_us, printable};
@@ -27,6 +27,15 @@ pub(super) fn history_command(command: &HistoryCommand, width: u16) -> Result<u8
         HistoryCommand::List(args) => list(args, width),
         HistoryCommand::Show(args) => show(args, width),
         HistoryCommand::Report(args) => history_report::report(args),
+        HistoryCommand::Fsck(args) => {
+            let store = open(&args.dir)?;
+            let (text, code) = if args.repair {
+                store.repair().map_err(store_failure)?.summary()
+            } else {
+                store.scan().map_err(store_failure)?.fsck()
+            };
+            emit(None, &text).map(|()| code)
+        }
         HistoryCommand::Prune(args) => {
             let store = open(&args.dir)?;
             let keep = usize::try_from(args.keep).unwrap_or(usize::MAX);
@@ -217,9 +226,12 @@ fn show(args: &HistoryShowArgs, width: u16) -> Result<u8, Failure> {
         Some(op) => {
             let loaded = runs
                 .iter()
-                .map(|e| Ok((e.clone(), store.load(e)?)))
-                .collect::<Result<Vec<_>, StoreError>>()
-                .map_err(store_failure)?;
+                .filter_map(|e| {
+                    history_store::load(&store, e)
+                        .map(|s| Some((e.clone(), s?)))
+                        .transpose()
+                })
+                .collect::<Result<Vec<_>, Failure>>()?;
             if !loaded
                 .iter()
                 .any(|(_, s)| series::op_times_per_step(s).contains_key(op))

@@ -49,11 +49,14 @@ pub(super) fn history_window(
     };
     let mut runs = Vec::new();
     for &entry in &chosen {
-        runs.push((entry.clone(), load(store, entry)?));
+        runs.extend(load(store, entry)?.map(|s| (entry.clone(), s)));
+    }
+    if runs.is_empty() {
+        return Ok(Err("every run of it in the window is damaged".to_string()));
     }
     let note = format!(
         "baseline: {} run(s) of the history on `{}` ({} … {})",
-        chosen.len(),
+        runs.len(),
         policy.history.branch,
         first.commit.chars().take(7).collect::<String>(),
         last.commit.chars().take(7).collect::<String>(),
@@ -103,10 +106,10 @@ pub(super) fn drift_findings(
         let mut loaded = Vec::with_capacity(recent.len());
         for entry in recent {
             let snapshot = match window.iter().find(|(e, _)| e.file == entry.file) {
-                Some((_, snapshot)) => snapshot.clone(),
+                Some((_, snapshot)) => Some(snapshot.clone()),
                 None => load(store, entry)?,
             };
-            loaded.push((entry.clone(), snapshot));
+            loaded.extend(snapshot.map(|s| (entry.clone(), s)));
         }
         let candidate_run = (candidate_entry, candidate.clone());
         // An op's drift counts when it matters on its own, as a row must.
@@ -158,7 +161,9 @@ pub(super) fn learned_ratios(
     }
     let mut pairs = Vec::with_capacity(chosen.len());
     for (b, c) in &chosen {
-        pairs.push((load(store, b)?, load(store, c)?));
+        if let (Some(b), Some(c)) = (load(store, b)?, load(store, c)?) {
+            pairs.push((b, c));
+        }
     }
     let note = format!(
         "history: the earlier comparisons are commits {} … {} on `{}`",

@@ -45,7 +45,7 @@ pub(super) fn report(args: &HistoryReportArgs) -> Result<u8, Failure> {
             let runs = entries
                 .iter()
                 .filter(|e| e.workload == *workload && window::entry_hardware(e) == *key)
-                .map(|e| Ok((e.clone(), load(&store, e)?)))
+                .filter_map(|e| load(&store, e).map(|s| Some((e.clone(), s?))).transpose())
                 .collect::<Result<Vec<_>, Failure>>()?;
             series.push(RunSeries { name, runs });
         }
@@ -65,7 +65,9 @@ pub(super) fn report(args: &HistoryReportArgs) -> Result<u8, Failure> {
             }
             let mut loaded = Vec::with_capacity(chosen.len());
             for (b, c) in chosen {
-                loaded.push(((b.clone(), load(&store, b)?), (c.clone(), load(&store, c)?)));
+                if let (Some(bs), Some(cs)) = (load(&store, b)?, load(&store, c)?) {
+                    loaded.push(((b.clone(), bs), (c.clone(), cs)));
+                }
             }
             pairs.push(PairSeries {
                 name: format!("{workload}: {} → {candidate}", hardware[0]),

@@ -37,9 +37,17 @@ pub(super) fn warn(scan: &Scan) {
     }
 }
 
-/// One run's snapshot from the store.
-pub(super) fn load(store: &Store, entry: &EntryMeta) -> Result<Snapshot, Failure> {
-    store.load(entry).map_err(store_failure)
+/// One run's snapshot from the store; a damaged one is `None`, with a
+/// warning naming it (the rest of the history is still used).
+pub(super) fn load(store: &Store, entry: &EntryMeta) -> Result<Option<Snapshot>, Failure> {
+    match store.load(entry) {
+        Ok(snapshot) => Ok(Some(snapshot)),
+        Err(e) if e.is_damaged_run() => {
+            eprintln!("warning: {}: run skipped", printable(&e.to_string()));
+            Ok(None)
+        }
+        Err(e) => Err(store_failure(e)),
+    }
 }
 
 /// An environment variable that is set and not empty (GitHub Actions sets

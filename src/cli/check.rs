@@ -444,14 +444,16 @@ fn mixed_gpus(
 
 /// Where `check --out-dir DIR` writes the candidate's snapshot of workload
 /// `name`: `DIR/candidate.snapshot.json.gz` for a file, and for a directory
-/// `DIR/snapshots/NAME.snapshot.json.gz`, the name a later check pairs with
+/// `DIR/snapshots/NAME.snapshot.json.gz` (NAME made artifact-safe and read
+/// back as the workload: `bert%3Abs32`), the name a later check pairs with
 /// the candidate's `NAME.json.gz`. Either can be promoted to the baseline
 /// as it is.
 fn candidate_snapshot_path(out_dir: &Path, directory_mode: bool, name: &str) -> PathBuf {
     if directory_mode {
-        out_dir
-            .join("snapshots")
-            .join(format!("{name}.snapshot.json.gz"))
+        out_dir.join("snapshots").join(format!(
+            "{}.snapshot.json.gz",
+            snapshot::artifact_file_name(name)
+        ))
     } else {
         out_dir.join("candidate.snapshot.json.gz")
     }

@@ -102,6 +102,38 @@ fn workload_names_drop_known_suffixes_only() {
     }
 }
 
+/// What GitHub's upload-artifact refuses in a path.
+const ARTIFACT_REFUSED: &[char] = &['"', ':', '<', '>', '|', '*', '?', '\r', '\n'];
+
+#[test]
+fn a_workload_named_bert_colon_bs32_gets_an_artifact_safe_file_name() {
+    assert_eq!(artifact_file_name("bert:bs32"), "bert%3Abs32");
+    assert_eq!(artifact_file_name("Qwen1.5-0.5B"), "Qwen1.5-0.5B");
+    assert_eq!(artifact_file_name(".."), "%2E.");
+    let path = format!(
+        "snapshots/{}.snapshot.json.gz",
+        artifact_file_name("bert:bs32")
+    );
+    assert_eq!(workload_name(Path::new(&path)), "bert:bs32");
+    // A `%` that the mapping never writes reads as before.
+    assert_eq!(workload_name(Path::new("a%20b%3a.json")), "a%20b%3a");
+}
+
+proptest::proptest! {
+    #[test]
+    fn artifact_file_names_are_safe_and_read_back_as_the_workload(
+        name in "[a-z:%<>|*?\"/\\\r\n\t.é -]{1,24}",
+    ) {
+        // Ends in a letter: no suffix `workload_name` drops.
+        let name = format!("{name}x");
+        let file = artifact_file_name(&name);
+        proptest::prop_assert!(!file.contains(ARTIFACT_REFUSED), "{file}");
+        proptest::prop_assert!(!file.contains(['/', '\\']) && file != "." && file != "..");
+        let path = format!("{file}.snapshot.json.gz");
+        proptest::prop_assert_eq!(workload_name(Path::new(&path)), name);
+    }
+}
+
 #[test]
 fn spaced_samples_are_evenly_spread_and_bounded() {
     let values: Vec<f64> = (0..200).map(f64::from).collect();

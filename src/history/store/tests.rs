@@ -1,4 +1,6 @@
 use super::*;
+use std::time::SystemTime;
+
 use crate::gate::snapshot::tests::tiny_snapshot;
 
 fn origin(commit: &str, time: &str) -> Origin {

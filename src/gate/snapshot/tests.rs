@@ -745,3 +745,15 @@ fn inference_phases_and_kernel_families_round_trip_and_are_bounded() {
         Err("inference_steps[2].gpu_time_us: -1 is negative; times are ≥ 0 µs".to_string())
     );
 }
+
+#[test]
+fn a_snapshot_with_a_repeated_step_row_is_refused_on_load() {
+    let step = serde_json::json!({"number": 7, "host_duration_us": 10.0,
+        "timeline": serde_json::to_value(Breakdown::default()).unwrap(), "kernel_time_us": 5.0});
+    let message = refused(|v| v["steps"] = vec![step.clone(), step.clone()].into());
+    assert_eq!(
+        message,
+        "s.json: invalid snapshot: steps[1]: step 7 again (as steps[0]); a snapshot has one row \
+         per step"
+    );
+}

@@ -674,3 +674,45 @@ fn trailers_and_labels_become_accept_entries() {
         "reason=Tracegate-Accept trailer of HEAD\naccept=$(touch pwned) `id`; x\n"
     );
 }
+
+/// The fork-safe example: the fork's run reads no trailer or label, and
+/// phase 2 posts only a verdict it computed itself (never the
+/// `tracegate-report` the fork's run uploaded).
+#[test]
+fn fork_safe_example_reads_no_trailers_or_labels_and_posts_only_a_verified_verdict() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/examples");
+    let read = |name: &str| -> serde_yaml::Value {
+        serde_yaml::from_str(&fs::read_to_string(root.join(name)).expect("example")).expect("YAML")
+    };
+    let check = read("fork-safe-check.yml");
+    let gate = check["jobs"]["gate"]["steps"]
+        .as_sequence()
+        .expect("steps")
+        .iter()
+        .find(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("tracegate/tracegate@"))
+        })
+        .expect("the Action");
+    assert_eq!(gate["with"]["accept-trailers"].as_str(), Some("false"));
+    assert_eq!(gate["with"]["accept-label"].as_str(), Some(""));
+    let comment = read("fork-safe-comment.yml");
+    let steps = comment["jobs"]["comment"]["steps"]
+        .as_sequence()
+        .expect("steps");
+    for step in steps {
+        let pattern = step["with"]["pattern"].as_str().unwrap_or("");
+        assert!(
+            !pattern.contains("report"),
+            "phase 2 downloads phase 1's report: {pattern}"
+        );
+    }
+    let script: String = steps.iter().filter_map(|s| s["run"].as_str()).collect();
+    let check_at = script
+        .find("tracegate check")
+        .expect("phase 2 recomputes the verdict");
+    let comment_at = script.find("tracegate comment").expect("phase 2 comments");
+    assert!(check_at < comment_at);
+    assert!(!script.contains("trailers"), "{script}");
+}

@@ -27,7 +27,7 @@ use flate2::read::MultiGzDecoder;
 use serde_json::Value;
 use tempfile::TempDir;
 
-use crate::util::{corpus_dir, tracegate};
+use crate::util::{corpus_dir, read_gz_json, tracegate};
 
 mod floor;
 mod jobs;
@@ -1420,6 +1420,30 @@ fn the_out_dir_holds_the_candidates_snapshot_to_promote_to_baseline() {
         .map(|w| w["name"].as_str().expect("name"))
         .collect();
     assert_eq!(paired, ["decoder", "encoder"]);
+}
+
+/// `bert:bs32` (a colon, which upload-artifact refuses) is written as
+/// `snapshots/bert%3Abs32.snapshot.json.gz`, holds its real name, and pairs
+/// with the candidate again when promoted.
+#[test]
+fn a_workload_named_bert_colon_bs32_is_written_under_an_artifact_safe_name() {
+    let baseline = example("baseline.json.gz");
+    let root = TempDir::new().expect("tempdir");
+    let (base, cand) = (root.path().join("base"), root.path().join("cand"));
+    for dir in [&base, &cand] {
+        fs::create_dir_all(dir).expect("mkdir");
+        fs::copy(&baseline, dir.join("bert:bs32.json.gz")).expect("copy");
+    }
+    let gate = run_check(&[&base], &cand, &[]);
+    assert_eq!(gate.code, 0, "{}", gate.describe());
+    let written = gate
+        .out
+        .path()
+        .join("snapshots/bert%3Abs32.snapshot.json.gz");
+    assert_eq!(read_gz_json(&written)["workload"], "bert:bs32");
+    let promoted = run_check(&[&gate.out.path().join("snapshots")], &cand, &[]);
+    assert_quiet(&promoted, "the candidate against its promoted snapshot");
+    assert_eq!(promoted.workloads()[0]["name"], "bert:bs32");
 }
 
 fn uncompressed_len(path: &Path) -> u64 {

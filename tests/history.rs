@@ -9,6 +9,7 @@ use tracegate::history::store::{INDEX_FILE, Store};
 use crate::util::{assert_input_error, tracegate};
 
 mod changepoints;
+mod safety;
 
 fn small_cuda() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/small_cuda.json")

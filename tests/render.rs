@@ -232,6 +232,18 @@ fn csv_formula_cells_get_a_leading_quote() {
     assert!(names.contains(&"'-2+3"), "{names:?}");
 }
 
+/// `check` of `base.json` against `cand.json`, writing into `out`.
+const CHECK_ARGS: &[&str] = &[
+    "check",
+    "--quiet",
+    "--baseline",
+    "base.json",
+    "--candidate",
+    "cand.json",
+    "--out-dir",
+    "out",
+];
+
 /// Runs the binary under GitHub Actions (outputs into `dir`) and returns
 /// stdout and stderr.
 fn run_in_actions(dir: &Path, args: &[&str]) -> String {
@@ -281,19 +293,7 @@ fn no_workflow_command_from_a_trace_under_github_actions() {
             assert!(!line.contains("##["), "{format}: {line}");
         }
     }
-    let text = run_in_actions(
-        dir.path(),
-        &[
-            "check",
-            "--quiet",
-            "--baseline",
-            "base.json",
-            "--candidate",
-            "cand.json",
-            "--out-dir",
-            "out",
-        ],
-    );
+    let text = run_in_actions(dir.path(), CHECK_ARGS);
     // Only our own annotations start with `::`, one line each, the name escaped.
     let annotations: Vec<&str> = text
         .lines()
@@ -322,6 +322,64 @@ fn no_workflow_command_from_a_trace_under_github_actions() {
         let markdown = std::fs::read_to_string(dir.path().join("out").join(file)).unwrap();
         assert_inert_markdown(&markdown);
     }
+}
+
+/// [`HOSTILE`] with what the comment's details and kernel diffs were seen
+/// to let through: maths, a `<details>` tag, and a newline that forges diff
+/// lines.
+fn hostile_kernel(side: &str) -> String {
+    format!("{HOSTILE} $$x^2$$ <details> kernel_{side}\n+forged_new\n-forged_old")
+}
+
+/// One hostile name set through every channel of `check` under GitHub
+/// Actions: terminal, annotations, `$GITHUB_OUTPUT` (headline included),
+/// comment and summary (kernel diffs and `<summary>` lines included).
+#[test]
+fn every_output_channel_escapes_the_same_hostile_names() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ops: Vec<String> = (0..40).map(|_| format!("{HOSTILE} $$x^2$$")).collect();
+    std::fs::write(
+        dir.path().join("base.json"),
+        trace_json(&ops, |_| hostile_kernel("a"), 100.0, HOSTILE),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("cand.json"),
+        trace_json(&ops, |_| hostile_kernel("b"), 200.0, HOSTILE),
+    )
+    .unwrap();
+    let text = run_in_actions(dir.path(), CHECK_ARGS);
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with("::error title=") && !l.starts_with("::warning title="))
+    {
+        assert_inert_terminal(&format!("{line}\n"));
+    }
+    // Outputs: every line is `key=value`, a heredoc's, and the headline one
+    // inert line.
+    let outputs = std::fs::read_to_string(dir.path().join("github_output")).unwrap();
+    let headline = outputs
+        .lines()
+        .find(|l| l.starts_with("headline"))
+        .expect("a headline output");
+    assert!(headline.starts_with("headline="), "{headline}");
+    assert_inert_terminal(&outputs);
+    for file in ["comment.md", "summary.md"] {
+        let markdown = std::fs::read_to_string(dir.path().join("out").join(file)).unwrap();
+        assert_inert_markdown(&markdown);
+        for line in markdown.lines() {
+            assert!(
+                !line.starts_with("+forged") && !line.starts_with("-forged"),
+                "{file}: forged diff line {line}"
+            );
+            if line.contains("<summary>") {
+                assert!(!line.contains('$'), "{file}: maths in {line}");
+                assert!(!line.contains("<details> "), "{file}: a tag in {line}");
+            }
+        }
+    }
+    let comment = std::fs::read_to_string(dir.path().join("out/comment.md")).unwrap();
+    assert!(comment.contains("Kernel selection changed"), "{comment}");
 }
 
 /// The verdict of the examples (baseline against candidate), judged by the

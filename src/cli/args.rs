@@ -66,6 +66,10 @@ pub(super) enum HistoryCommand {
     Show(HistoryShowArgs),
     /// Keep the newest N runs of each workload and delete the others.
     Prune(HistoryPruneArgs),
+    /// Check the history for damage (torn or damaged index lines, damaged
+    /// sidecars, symbolic links, orphan and temporary files): exit 1 when
+    /// something is found; --repair rewrites the index and removes debris.
+    Fsck(HistoryFsckArgs),
     /// Write the dashboard: a static, self-contained HTML site (series with
     /// noise bands, change points, environment changes, top ops, platform pairs).
     Report(HistoryReportArgs),
@@ -175,6 +179,17 @@ pub(super) struct HistoryPruneArgs {
     /// How many of each workload's newest runs to keep.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub(super) keep: u64,
+}
+
+#[derive(Debug, clap::Args)]
+pub(super) struct HistoryFsckArgs {
+    /// The history directory.
+    #[arg(long, value_name = "DIR")]
+    pub(super) dir: PathBuf,
+    /// Repair: rewrite the index from every run found and remove temporary
+    /// files, orphan snapshots and sidecars whose snapshot is gone.
+    #[arg(long)]
+    pub(super) repair: bool,
 }
 
 #[derive(Debug, clap::Args)]

@@ -24,6 +24,15 @@ pub(super) fn history_command(command: &HistoryCommand, width: u16) -> Result<u8
         HistoryCommand::List(args) => list(args, width),
         HistoryCommand::Show(args) => show(args, width),
         HistoryCommand::Report(args) => report(args),
+        HistoryCommand::Fsck(args) => {
+            let store = open(&args.dir)?;
+            let (text, code) = if args.repair {
+                store.repair().map_err(store_error)?.summary()
+            } else {
+                store.scan().map_err(store_error)?.fsck()
+            };
+            emit(None, &text).map(|()| code)
+        }
         HistoryCommand::Prune(args) => {
             let store = open(&args.dir)?;
             let keep = usize::try_from(args.keep).unwrap_or(usize::MAX);

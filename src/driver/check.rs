@@ -16,14 +16,14 @@ use crate::analysis::profile::GraphRole;
 use crate::gate::compare::{self, CompareOptions};
 use crate::gate::judge::{self, JudgeOptions, Workload};
 use crate::gate::policy::{HardwareChoice, Policy};
-use crate::gate::snapshot::Snapshot;
+use crate::gate::snapshot::{self, Snapshot};
 use crate::gate::verdict::{Finding, VERDICT_SCHEMA_VERSION, Verdict};
 use crate::history::drift;
 use crate::publish::replay::{self, PACKAGE_FILES, PackageContext, ReplayError};
 
 use super::inputs::{Captures, Input, pair_inputs};
 use super::read::snapshot_of_input;
-use super::{Error, OutFile, ReadOptions, history, jobs, ranks};
+use super::{Error, OutFile, Progress, ReadOptions, history, jobs, ranks};
 
 /// What `check` is asked.
 pub struct CheckRequest<'a> {
@@ -152,6 +152,7 @@ pub fn check(request: &CheckRequest<'_>) -> Result<Checked, Error> {
                 candidate,
                 policy,
                 learning.as_ref(),
+                read.progress,
                 &mut found,
             )?,
         };
@@ -234,10 +235,13 @@ fn read_sides(
         }
         if let (Some(((store, entries), commit)), Some(candidate)) = (history, &candidate_side) {
             let snapshot = &candidate.snapshot;
-            match history::history_window(store, entries, name, snapshot, policy, *commit)? {
+            let progress = read.progress;
+            match history::history_window(
+                store, entries, name, snapshot, policy, *commit, progress,
+            )? {
                 Ok((window, note)) => {
                     found.added.extend(history::drift_findings(
-                        store, entries, &window, name, snapshot, policy, *commit,
+                        store, entries, &window, name, snapshot, policy, *commit, progress,
                     )?);
                     baseline_sides = window
                         .into_iter()
@@ -269,6 +273,7 @@ fn compared<'s>(
     candidate: &'s Side,
     policy: &Policy,
     learning: Option<&History<'_>>,
+    progress: &dyn Progress,
     found: &mut Found,
 ) -> Result<Workload<'s>, Error> {
     let (baseline_hardware, candidate_hardware) = on_basis(
@@ -286,6 +291,7 @@ fn compared<'s>(
                 &candidate.snapshot,
                 policy,
                 *commit,
+                progress,
             )?;
             found.notes.push((name.to_string(), note));
             learned
@@ -399,12 +405,16 @@ fn mixed_gpus(
 
 /// Where in `check --out-dir DIR` the candidate's snapshot of workload
 /// `name` goes: `candidate.snapshot.json.gz` for a file, and for a directory
-/// `snapshots/NAME.snapshot.json.gz`, the name a later check pairs with
-/// the candidate's `NAME.json.gz`. Either can be promoted to the baseline
-/// as it is.
+/// `snapshots/NAME.snapshot.json.gz` (NAME made artifact-safe and read back
+/// as the workload: `bert%3Abs32`), the name a later check pairs with the
+/// candidate's `NAME.json.gz`. Either can be promoted to the baseline as
+/// it is.
 pub fn candidate_snapshot_path(directory_mode: bool, name: &str) -> PathBuf {
     if directory_mode {
-        Path::new("snapshots").join(format!("{name}.snapshot.json.gz"))
+        Path::new("snapshots").join(format!(
+            "{}.snapshot.json.gz",
+            snapshot::artifact_file_name(name)
+        ))
     } else {
         PathBuf::from("candidate.snapshot.json.gz")
     }

@@ -48,9 +48,21 @@ pub fn entries(dir: &Path, progress: &dyn Progress) -> Result<(Store, Vec<EntryM
     Ok((store, scan.entries))
 }
 
-/// One run's snapshot from the store.
-pub fn load(store: &Store, entry: &EntryMeta) -> Result<Snapshot, Error> {
-    store.load(entry).map_err(store_error)
+/// One run's snapshot from the store; a damaged one is `None`, with a
+/// warning naming it to `progress` (the rest of the history is still used).
+pub fn load(
+    store: &Store,
+    entry: &EntryMeta,
+    progress: &dyn Progress,
+) -> Result<Option<Snapshot>, Error> {
+    match store.load(entry) {
+        Ok(snapshot) => Ok(Some(snapshot)),
+        Err(e) if e.is_damaged_run() => {
+            progress.warning(&format!("{e}: run skipped"));
+            Ok(None)
+        }
+        Err(e) => Err(store_error(e)),
+    }
 }
 
 /// What `history add`'s flags say about the run; what they leave out
@@ -213,7 +225,11 @@ pub fn show(
     };
     let loaded = runs
         .iter()
-        .map(|e| Ok((e.clone(), load(&store, e)?)))
+        .filter_map(|e| {
+            load(&store, e, progress)
+                .map(|s| Some((e.clone(), s?)))
+                .transpose()
+        })
         .collect::<Result<Vec<_>, Error>>()?;
     if !loaded
         .iter()
@@ -278,11 +294,17 @@ pub fn site(
             let runs = entries
                 .iter()
                 .filter(|e| e.workload == *workload && window::entry_hardware(e) == *key)
-                .map(|e| Ok((e.clone(), load(&store, e)?)))
+                .filter_map(|e| {
+                    load(&store, e, progress)
+                        .map(|s| Some((e.clone(), s?)))
+                        .transpose()
+                })
                 .collect::<Result<Vec<_>, Error>>()?;
             series.push(RunSeries { name, runs });
         }
-        pairs.extend(pair_series(&store, &entries, workload, hardware, branch)?);
+        pairs.extend(pair_series(
+            &store, &entries, workload, hardware, branch, progress,
+        )?);
     }
     let footer = format!(
         "tracegate {} · {} run(s) on branch {branch}",
@@ -306,6 +328,7 @@ fn pair_series(
     workload: &str,
     hardware: &[String],
     branch: &str,
+    progress: &dyn Progress,
 ) -> Result<Vec<PairSeries>, Error> {
     let mut pairs = Vec::new();
     for candidate in hardware.iter().skip(1) {
@@ -323,7 +346,9 @@ fn pair_series(
         }
         let mut loaded = Vec::with_capacity(chosen.len());
         for (b, c) in chosen {
-            loaded.push(((b.clone(), load(store, b)?), (c.clone(), load(store, c)?)));
+            if let (Some(bs), Some(cs)) = (load(store, b, progress)?, load(store, c, progress)?) {
+                loaded.push(((b.clone(), bs), (c.clone(), cs)));
+            }
         }
         pairs.push(PairSeries {
             name: format!("{workload}: {} → {candidate}", hardware[0]),
@@ -344,6 +369,7 @@ pub fn history_window(
     candidate: &Snapshot,
     policy: &Policy,
     commit: Option<&str>,
+    progress: &dyn Progress,
 ) -> Result<Result<(Vec<Run>, String), String>, Error> {
     let hardware = hardware_of(candidate);
     let query = window_query(name, &hardware, policy, commit, policy.history.window);
@@ -363,11 +389,14 @@ pub fn history_window(
     };
     let mut runs = Vec::new();
     for &entry in &chosen {
-        runs.push((entry.clone(), load(store, entry)?));
+        runs.extend(load(store, entry, progress)?.map(|s| (entry.clone(), s)));
+    }
+    if runs.is_empty() {
+        return Ok(Err("every run of it in the window is damaged".to_string()));
     }
     let note = format!(
         "baseline: {} run(s) of the history on `{}` ({} … {})",
-        chosen.len(),
+        runs.len(),
         policy.history.branch,
         first.commit.chars().take(7).collect::<String>(),
         last.commit.chars().take(7).collect::<String>(),
@@ -390,6 +419,7 @@ pub fn drift_findings(
     candidate: &Snapshot,
     policy: &Policy,
     commit: Option<&str>,
+    progress: &dyn Progress,
 ) -> Result<Vec<Finding>, Error> {
     let hardware = hardware_of(candidate);
     let query = window_query(name, &hardware, policy, commit, usize::MAX);
@@ -417,10 +447,10 @@ pub fn drift_findings(
         let mut loaded = Vec::with_capacity(recent.len());
         for entry in recent {
             let snapshot = match window.iter().find(|(e, _)| e.file == entry.file) {
-                Some((_, snapshot)) => snapshot.clone(),
-                None => load(store, entry)?,
+                Some((_, snapshot)) => Some(snapshot.clone()),
+                None => load(store, entry, progress)?,
             };
-            loaded.push((entry.clone(), snapshot));
+            loaded.extend(snapshot.map(|s| (entry.clone(), s)));
         }
         let candidate_run = (candidate_entry, candidate.clone());
         // An op's drift counts when it matters on its own, as a row must.
@@ -447,6 +477,7 @@ pub fn learned_ratios(
     candidate: &Snapshot,
     policy: &Policy,
     commit: Option<&str>,
+    progress: &dyn Progress,
 ) -> Result<(Option<LearnedRatios>, String), Error> {
     let (baseline_hardware, candidate_hardware) = (hardware_of(baseline), hardware_of(candidate));
     if baseline_hardware == candidate_hardware {
@@ -472,7 +503,9 @@ pub fn learned_ratios(
     }
     let mut pairs = Vec::with_capacity(chosen.len());
     for (b, c) in &chosen {
-        pairs.push((load(store, b)?, load(store, c)?));
+        if let (Some(b), Some(c)) = (load(store, b, progress)?, load(store, c, progress)?) {
+            pairs.push((b, c));
+        }
     }
     let note = format!(
         "history: the earlier comparisons are commits {} … {} on `{}`",

@@ -41,7 +41,7 @@ pub fn github_output_lines(verdict: &Verdict, paths: &OutputPaths<'_>) -> String
         ("failures", c.failures.to_string()),
         ("improvements", c.improvements.to_string()),
         ("accepted", c.accepted.to_string()),
-        ("headline", verdict.headline.clone()),
+        ("headline", printable(&verdict.headline)),
     ];
     for (key, path) in [
         ("report-path", paths.report),
@@ -217,13 +217,34 @@ mod tests {
 
     #[test]
     fn multi_line_values_use_a_heredoc() {
-        let mut v = verdict(Vec::new());
-        v.headline = "two\nlines TRACEGATE_EOF".to_string();
-        let text = github_output_lines(&v, &OutputPaths::default());
+        let path = Path::new("two\nlines TRACEGATE_EOF");
+        let paths = OutputPaths {
+            report: Some(path),
+            ..OutputPaths::default()
+        };
+        let text = github_output_lines(&verdict(Vec::new()), &paths);
         assert!(
-            text.contains("headline<<TRACEGATE_EOF_\ntwo\nlines TRACEGATE_EOF\nTRACEGATE_EOF_\n"),
+            text.contains(
+                "report-path<<TRACEGATE_EOF_\ntwo\nlines TRACEGATE_EOF\nTRACEGATE_EOF_\n"
+            ),
             "{text}"
         );
+    }
+
+    #[test]
+    fn headline_output_escapes_newlines_controls_and_workflow_commands() {
+        let mut v = verdict(Vec::new());
+        v.headline = "::error::x\n::add-mask::s\r\u{1b}[2J\u{7}\u{202e}".to_string();
+        let text = github_output_lines(&v, &OutputPaths::default());
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("headline"))
+            .expect("a headline");
+        assert_eq!(
+            line,
+            "headline=\\::error::x\\u{a}::add-mask::s\\u{d}\\u{1b}[2J\\u{7}\\u{202e}"
+        );
+        assert!(!text.chars().any(|c| c != '\n' && crate::echo::is_unsafe(c)));
     }
 
     #[test]

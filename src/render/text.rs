@@ -70,7 +70,8 @@ pub fn terminal_cell(text: &str, max_chars: usize) -> String {
 /// document (`<summary>`), where Markdown is not parsed, so a backslash
 /// would show: [`escape`] without its backslashes (entities and the
 /// zero-width joiners against mentions, autolinks and emoji stay, which
-/// GitHub applies to HTML text too).
+/// GitHub applies to HTML text too). A `$` becomes `&#36;`: GitHub finds
+/// `$…$` maths in the source, inside `<summary>` too.
 pub fn escape_html(text: &str) -> String {
     let escaped = escape(text);
     let mut out = String::with_capacity(escaped.len());
@@ -79,8 +80,10 @@ pub fn escape_html(text: &str) -> String {
     // the character it escapes.
     while let Some(c) = chars.next() {
         if c == '\\' {
-            if let Some(next) = chars.next() {
-                out.push(next);
+            match chars.next() {
+                Some('$') => out.push_str("&#36;"),
+                Some(next) => out.push(next),
+                None => {}
             }
         } else {
             out.push(c);

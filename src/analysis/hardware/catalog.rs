@@ -149,12 +149,15 @@ impl Hardware {
         if self.name.trim().is_empty() {
             return Err(invalid("`name` is blank".to_string()));
         }
-        if !(self.hbm_tb_s.is_finite() && self.hbm_tb_s > 0.0) {
-            return Err(invalid(format!(
-                "`hbm_tb_s` must be a positive number of TB/s, not {}",
-                self.hbm_tb_s
-            )));
-        }
+        let bandwidth = |key: &str, value: f64| {
+            super::out_of_bounds(value, super::BANDWIDTH_TB_S_RANGE, "TB/s")
+                .map_or(Ok(()), |m| Err(invalid(format!("`{key}` {m}"))))
+        };
+        let peak = |key: String, value: f64| {
+            super::out_of_bounds(value, super::PEAK_TFLOPS_RANGE, "TFLOP/s")
+                .map_or(Ok(()), |m| Err(invalid(format!("`{key}` {m}"))))
+        };
+        bandwidth("hbm_tb_s", self.hbm_tb_s)?;
         if !(self.memory_gb.is_finite() && self.memory_gb >= 0.0) {
             return Err(invalid(format!(
                 "`memory_gb` must be a number of GB (0 for unknown), not {}",
@@ -162,26 +165,14 @@ impl Hardware {
             )));
         }
         for (spec, tflops) in &self.peak_tflops {
-            if !(tflops.is_finite() && *tflops > 0.0) {
-                return Err(invalid(format!(
-                    "`peak_tflops.{spec}` must be a positive number of TFLOP/s, not {tflops}"
-                )));
-            }
+            peak(format!("peak_tflops.{spec}"), *tflops)?;
         }
         if let Some(measured) = &self.achievable {
             for (spec, tflops) in &measured.peak_tflops {
-                if !(tflops.is_finite() && *tflops > 0.0) {
-                    return Err(invalid(format!(
-                        "`achievable.peak_tflops.{spec}` must be a positive number of TFLOP/s, not {tflops}"
-                    )));
-                }
+                peak(format!("achievable.peak_tflops.{spec}"), *tflops)?;
             }
-            if let Some(bandwidth) = measured.hbm_tb_s {
-                if !(bandwidth.is_finite() && bandwidth > 0.0) {
-                    return Err(invalid(format!(
-                        "`achievable.hbm_tb_s` must be a positive number of TB/s, not {bandwidth}"
-                    )));
-                }
+            if let Some(value) = measured.hbm_tb_s {
+                bandwidth("achievable.hbm_tb_s", value)?;
             }
         }
         for (key, link) in [("link", &self.link), ("network", &self.network)] {

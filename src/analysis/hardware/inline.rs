@@ -143,12 +143,21 @@ pub(super) fn apply_pairs(
             )),
         }
     };
+    let bounded = |key: &str, value: &str, range: (f64, f64), unit: &str| {
+        let v = number(key, value)?;
+        match super::out_of_bounds(v, range, unit) {
+            Some(message) => Err(inline_error(text, Some(key), message)),
+            None => Ok(v),
+        }
+    };
     for (key, value) in pairs {
         match key.as_str() {
             "base" => {}
             "name" => hardware.name = value.clone(),
             "vendor" => hardware.vendor = value.clone(),
-            "hbm" | "hbm_tb_s" | "bw" | "bandwidth" => hardware.hbm_tb_s = number(key, value)?,
+            "hbm" | "hbm_tb_s" | "bw" | "bandwidth" => {
+                hardware.hbm_tb_s = bounded(key, value, super::BANDWIDTH_TB_S_RANGE, "TB/s")?;
+            }
             "mem" | "memory" | "memory_gb" => hardware.memory_gb = number(key, value)?,
             other => {
                 let spec = match other {
@@ -169,7 +178,7 @@ pub(super) fn apply_pairs(
                         format!("unknown key; expected one of {INLINE_KEYS}"),
                     ));
                 };
-                let tflops = number(key, value)?;
+                let tflops = bounded(key, value, super::PEAK_TFLOPS_RANGE, "TFLOP/s")?;
                 hardware.peak_tflops.insert(spec, tflops);
             }
         }

@@ -66,6 +66,32 @@ mod resolve;
 mod tests;
 
 pub use catalog::{BUILTIN_LABEL, BUILTIN_YAML, Catalog, builtin_catalog};
+
+/// The peak compute one GPU can have, TFLOP/s: from 0.001 (1 GFLOP/s, below
+/// any GPU's FP64) to 100,000 (ten times the densest FP4 of 2025: B200 9 PFLOP/s,
+/// MI355X 10 PFLOP/s, vendors' datasheets). A figure outside is a typo or a
+/// unit mistake (1e-300 made an efficiency of 305 digits).
+pub const PEAK_TFLOPS_RANGE: (f64, f64) = (0.001, 100_000.0);
+
+/// The memory bandwidth one GPU can have, TB/s: from 0.01 (10 GB/s) to 100
+/// (over ten times the 8 TB/s of HBM3e on B200 and MI355X, vendors'
+/// datasheets).
+pub const BANDWIDTH_TB_S_RANGE: (f64, f64) = (0.01, 100.0);
+
+/// Why `value` (a peak or a bandwidth of `unit`) is no physical figure, or
+/// `None` when it lies in `range`.
+pub fn out_of_bounds(value: f64, range: (f64, f64), unit: &str) -> Option<String> {
+    let (low, high) = range;
+    if !value.is_finite() || value <= 0.0 {
+        Some(format!("must be a positive number of {unit}, not {value}"))
+    } else if value < low || value > high {
+        Some(format!(
+            "{value} {unit} is outside what a GPU can have ({low} to {high} {unit}; docs/POLICY.md, \"Hardware bounds\")"
+        ))
+    } else {
+        None
+    }
+}
 pub use compute_spec::ComputeSpec;
 pub use detect::{Detection, DeviceMatch};
 pub use error::HardwareError;

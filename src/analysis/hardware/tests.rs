@@ -724,3 +724,27 @@ fn links_are_validated_and_default_their_source() {
     let catalog = Catalog::from_yaml(yaml, "mine.yaml").unwrap();
     assert_eq!(catalog.gpus[0].link.as_ref().unwrap().source, "mine.yaml");
 }
+
+#[test]
+fn an_inline_peak_of_1e_minus_300_and_other_unphysical_figures_are_refused() {
+    for (spec, key) in [
+        ("name=g,hbm=3,bf16=1e-300", "bf16"),
+        ("name=g,hbm=3,bf16=1e300", "bf16"),
+        ("name=g,hbm=1e-9,bf16=990", "hbm"),
+        ("name=g,hbm=5000,bf16=990", "hbm"),
+    ] {
+        let message = Hardware::from_inline(spec).unwrap_err().to_string();
+        assert!(message.contains(key), "{spec}: {message}");
+        assert!(
+            message.contains("outside what a GPU can have"),
+            "{spec}: {message}"
+        );
+        assert_eq!(message.lines().count(), 1);
+    }
+    let yaml = "gpus:\n  - name: X\n    vendor: Y\n    memory_gb: 1\n    hbm_tb_s: 1\n    \
+                peak_tflops: {matrix_bf16: 1.0e-300}\n";
+    let message = Catalog::from_yaml(yaml, "my.yaml").unwrap_err().to_string();
+    assert!(message.contains("peak_tflops.matrix_bf16"), "{message}");
+    // Every part of the built-in catalog lies inside the bounds.
+    assert!(!builtin_catalog().names().is_empty());
+}

@@ -22,6 +22,7 @@ use std::collections::HashMap;
 use similar::TextDiff;
 
 use crate::analysis::timeline;
+use crate::echo;
 
 /// The most differing kernels (both sides together, after the common prefix
 /// and suffix) diffed line by line.
@@ -37,6 +38,17 @@ const MAX_SUMMARY_NAMES: usize = 40;
 /// headed, `-`/`+` lines) when the parts that differ are too long to diff
 /// line by line.
 pub fn kernel_diff(baseline: &[String], candidate: &[String]) -> Option<String> {
+    // One line per kernel whatever its name holds: a newline in a name must
+    // not make lines of the diff (`-old` / `+new` forged).
+    let one_line = |names: &[String]| -> Option<Vec<String>> {
+        names
+            .iter()
+            .any(|n| n.chars().any(echo::is_unsafe))
+            .then(|| names.iter().map(|n| echo::echo(n, usize::MAX)).collect())
+    };
+    let (escaped_baseline, escaped_candidate) = (one_line(baseline), one_line(candidate));
+    let baseline = escaped_baseline.as_deref().unwrap_or(baseline);
+    let candidate = escaped_candidate.as_deref().unwrap_or(candidate);
     if same_multiset(&normalised(baseline), &normalised(candidate)) {
         return None;
     }

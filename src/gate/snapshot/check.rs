@@ -222,7 +222,16 @@ impl Snapshot {
             .map_err(|problem| at("fingerprint.active_devices", problem))?;
         breakdown("timeline", &self.timeline)?;
         length(self.steps.len(), MAX_STEPS, "steps").map_err(|problem| at("steps", problem))?;
+        let mut first_of_step = HashMap::with_capacity(self.steps.len());
         for (i, step) in self.steps.iter().enumerate() {
+            // A repeated row would count its step twice in every per-step
+            // figure (an identical candidate then "+66.7%").
+            if let Some(first) = first_of_step.insert(step.number, i) {
+                return Err(format!(
+                    "steps[{i}]: step {} again (as steps[{first}]); a snapshot has one row per step",
+                    step.number
+                ));
+            }
             time(step.host_duration_us)
                 .map_err(|problem| at(format_args!("steps[{i}].host_duration_us"), problem))?;
             time(step.kernel_time_us)

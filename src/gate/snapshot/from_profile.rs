@@ -108,9 +108,15 @@ impl Snapshot {
             fingerprint,
             has_gpu_activity: profile.has_gpu_activity,
             timeline: stored_breakdown(&profile.timeline),
+            // One row per step number (the reader refuses repeats): a trace
+            // that repeats `ProfilerStep#N` keeps its first.
             steps: profile
                 .steps
                 .iter()
+                .filter({
+                    let mut seen = std::collections::HashSet::new();
+                    move |step| seen.insert(step.number)
+                })
                 .take(MAX_STEPS)
                 .map(|step| StepSnapshot {
                     number: step.number,

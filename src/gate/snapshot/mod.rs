@@ -67,4 +67,4 @@ pub use from_profile::spaced_sample;
 pub use io::{SNIFF_BYTES, SnapshotError, is_snapshot};
 pub use ranks::{RankSetError, missing_ranks};
 pub use sha256::{sha256_file, sha256_hex};
-pub use source::{pytorch_version, workload_name};
+pub use source::{artifact_file_name, pytorch_version, workload_name};

@@ -102,6 +102,38 @@ fn workload_names_drop_known_suffixes_only() {
     }
 }
 
+/// What GitHub's upload-artifact refuses in a path.
+const ARTIFACT_REFUSED: &[char] = &['"', ':', '<', '>', '|', '*', '?', '\r', '\n'];
+
+#[test]
+fn a_workload_named_bert_colon_bs32_gets_an_artifact_safe_file_name() {
+    assert_eq!(artifact_file_name("bert:bs32"), "bert%3Abs32");
+    assert_eq!(artifact_file_name("Qwen1.5-0.5B"), "Qwen1.5-0.5B");
+    assert_eq!(artifact_file_name(".."), "%2E.");
+    let path = format!(
+        "snapshots/{}.snapshot.json.gz",
+        artifact_file_name("bert:bs32")
+    );
+    assert_eq!(workload_name(Path::new(&path)), "bert:bs32");
+    // A `%` that the mapping never writes reads as before.
+    assert_eq!(workload_name(Path::new("a%20b%3a.json")), "a%20b%3a");
+}
+
+proptest::proptest! {
+    #[test]
+    fn artifact_file_names_are_safe_and_read_back_as_the_workload(
+        name in "[a-z:%<>|*?\"/\\\r\n\t.é -]{1,24}",
+    ) {
+        // Ends in a letter: no suffix `workload_name` drops.
+        let name = format!("{name}x");
+        let file = artifact_file_name(&name);
+        proptest::prop_assert!(!file.contains(ARTIFACT_REFUSED), "{file}");
+        proptest::prop_assert!(!file.contains(['/', '\\']) && file != "." && file != "..");
+        let path = format!("{file}.snapshot.json.gz");
+        proptest::prop_assert_eq!(workload_name(Path::new(&path)), name);
+    }
+}
+
 #[test]
 fn spaced_samples_are_evenly_spread_and_bounded() {
     let values: Vec<f64> = (0..200).map(f64::from).collect();
@@ -709,5 +741,17 @@ fn inference_phases_and_kernel_families_round_trip_and_are_bounded() {
     assert_eq!(
         broken.check_bounds(),
         Err("inference_steps[2].gpu_time_us: -1 is negative; times are ≥ 0 µs".to_string())
+    );
+}
+
+#[test]
+fn a_snapshot_with_a_repeated_step_row_is_refused_on_load() {
+    let step = serde_json::json!({"number": 7, "host_duration_us": 10.0,
+        "timeline": serde_json::to_value(Breakdown::default()).unwrap(), "kernel_time_us": 5.0});
+    let message = refused(|v| v["steps"] = vec![step.clone(), step.clone()].into());
+    assert_eq!(
+        message,
+        "s.json: invalid snapshot: steps[1]: step 7 again (as steps[0]); a snapshot has one row \
+         per step"
     );
 }

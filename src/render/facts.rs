@@ -43,8 +43,16 @@ pub fn environment_lines(profile: &Profile) -> Vec<(&'static str, String)> {
                 .capture
                 .as_ref()
                 .map_or("; no capture trace: rows by kernel".to_string(), |c| {
+                    // Which capture each step took, when steps chose them.
+                    let chosen = match c.chosen.len() {
+                        0 => String::new(),
+                        n => format!(
+                            ", each step's from the capture of its batch size and mode ({n} capture trace(s): {})",
+                            c.chosen.join("; ")
+                        ),
+                    };
                     format!(
-                        "; capture trace: {} of {} work items attributed to its ops",
+                        "; capture trace: {} of {} work items attributed to its ops{chosen}",
                         c.matched,
                         c.matched + c.unmatched
                     )

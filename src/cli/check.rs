@@ -331,6 +331,7 @@ pub fn check(
                 if comparison.cross_platform && !policy.cross_platform.enabled {
                     return Err(mixed_gpus(
                         name,
+                        policy,
                         &comparison,
                         &snapshots,
                         &candidate.snapshot,
@@ -417,6 +418,7 @@ fn on_basis(
 /// without anyone asking for it.
 fn mixed_gpus(
     workload: &str,
+    policy: &Policy,
     comparison: &compare::Comparison,
     baselines: &[Snapshot],
     candidate: &Snapshot,
@@ -436,9 +438,10 @@ fn mixed_gpus(
     Failure::input(format!(
         "{workload}: the baseline ran on {} and the candidate on {}, but the policy judges one \
          platform; to compare across GPUs use a cross-platform policy (policies/cross-platform.yaml, \
-         or `cross_platform: {{enabled: true}}`) or pass --cross-platform",
+         or `cross_platform: {{enabled: true}}`) or pass --cross-platform (it {})",
         gpus(&comparison.baseline_hardware, baselines.first()),
         gpus(&comparison.candidate_hardware, Some(candidate)),
+        policy.cross_platform_flag_effect(),
     ))
 }
 

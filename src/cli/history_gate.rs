@@ -3,7 +3,7 @@
 //! earlier comparisons. Reads snapshots from the store; the gate itself
 //! never sees the history.
 
-use tracegate::gate::compare::LearnedRatios;
+use tracegate::gate::compare::{LearnedRatios, learning_note};
 use tracegate::gate::policy::Policy;
 use tracegate::gate::snapshot::Snapshot;
 use tracegate::gate::verdict::{Finding, Severity};
@@ -151,8 +151,9 @@ pub(super) fn learned_ratios(
     if chosen.is_empty() {
         let note = format!(
             "history: no earlier commit recorded on both {baseline_hardware} and \
-             {candidate_hardware} on `{}`: roofline ratios expected",
-            policy.history.branch
+             {candidate_hardware} on `{}`; {}",
+            policy.history.branch,
+            learning_note(0)
         );
         return Ok((None, note));
     }

@@ -243,10 +243,8 @@ fn snapshot_command(args: &SnapshotArgs) -> Result<(), Failure> {
 }
 
 fn check_command(args: &CheckArgs) -> Result<u8, Failure> {
-    let mut policy = match &args.policy {
-        Some(path) => Policy::load(path).map_err(|e| Failure::input(e.to_string()))?,
-        None => Policy::default(),
-    };
+    let mut policy = Policy::for_check(args.policy.as_deref(), args.cross_platform)
+        .map_err(|e| Failure::input(e.to_string()))?;
     let reason = args.accept_reason.as_deref().unwrap_or("");
     let accept = args
         .accept
@@ -261,9 +259,6 @@ fn check_command(args: &CheckArgs) -> Result<u8, Failure> {
         accept,
         findings: Vec::new(),
     };
-    if args.cross_platform {
-        policy.cross_platform.enabled = true;
-    }
     policy.communication.kernels = policy.communication.kernels.merged(&args.comm.kernels()?);
     let commit = args
         .commit

@@ -34,8 +34,9 @@ pub const DRIFT_RULE: &str = "drift";
 /// failing `regression` that is `inconclusive` (a one-sample change the
 /// noise of one call cannot confirm), which makes the outcome
 /// `inconclusive`, with the group field `inconclusive` and the count
-/// `inconclusive_groups`.
-pub const VERDICT_SCHEMA_MINOR: u32 = 6;
+/// `inconclusive_groups`; 7 the finding field `efficiency_percent` (a
+/// cross-platform row's roofline efficiency on each side).
+pub const VERDICT_SCHEMA_MINOR: u32 = 7;
 
 /// How much a finding matters, as the policy rule that raised it says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -358,6 +359,10 @@ pub struct FindingStatistics {
     /// A row with one sample on a side judged against the noise of one
     /// call: that noise and where it came from (schema minor 5).
     pub single_sample_noise: Option<SingleSampleNoise>,
+    /// Cross-platform, against a hardware ratio: the row's roofline
+    /// efficiency on the baseline's and the candidate's GPU, % (its
+    /// roofline time over its time per call; schema minor 7).
+    pub efficiency_percent: Option<(f64, f64)>,
 }
 
 /// The noise of one call (or launch, or step) a one-sample row is judged

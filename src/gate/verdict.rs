@@ -238,6 +238,20 @@ pub struct Finding {
 }
 
 impl Finding {
+    /// Whether it is a row of the cross-platform day-one report: an op
+    /// slower than the ratio the hardware explains (information, not
+    /// learned, not a ratio a user wrote), which the report lists for the
+    /// kernel team with a replay package.
+    pub fn is_platform_gap(&self) -> bool {
+        self.kind == FindingKind::UnexpectedRatio
+            && self.severity == Severity::Info
+            && self.statistics.expected_learned.is_none()
+            && self.expected_ratio.is_some_and(|expected| {
+                self.delta_percent
+                    .is_some_and(|d| 1.0 + d / 100.0 > expected)
+            })
+    }
+
     /// A finding with its rule, severity, kind, workload and message, and
     /// nothing else yet: no op, no figures, no advice, priority low. Each
     /// rule fills in what it measured.

@@ -35,6 +35,7 @@ mod learned;
 mod noise;
 mod own_snapshot;
 mod sweep;
+mod xplat;
 
 const QWEN_H100: &str = "tracelens/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz";
 const QWEN_MI300: &str = "tracelens/mi300/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz";

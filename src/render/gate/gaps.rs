@@ -119,10 +119,10 @@ fn row(f: &Finding, url: Option<&str>) -> GapRow {
         });
     // The package's hash names it within the `replay/` folder.
     let replay = f.replay_package.as_deref().map(|path| {
-        let name = package_name(path);
-        match name.rsplit_once('-') {
-            Some((_, hash)) => format!("…{hash}"),
-            None => name,
+        let file = path.rsplit('/').next().unwrap_or(path);
+        match file.rsplit_once('-') {
+            Some((_, hash)) => shorten(&format!("…{hash}"), 30),
+            None => package_name(path),
         }
     });
     GapRow {

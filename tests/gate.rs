@@ -36,6 +36,7 @@ mod noise;
 mod own_snapshot;
 mod sweep;
 mod verdict;
+mod xplat;
 
 const QWEN_H100: &str = "tracelens/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz";
 const QWEN_MI300: &str = "tracelens/mi300/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz";

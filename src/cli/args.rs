@@ -351,8 +351,10 @@ pub(super) struct CheckArgs {
     pub(super) out_dir: Option<PathBuf>,
 
     /// The two sides may run on different GPUs: judge each op against its
-    /// expected hardware ratio (the policy's `cross_platform` section)
-    /// instead of failing with "different GPUs" (exit 2).
+    /// expected hardware ratio instead of failing with "different GPUs"
+    /// (exit 2). Without --policy: the built-in policies/cross-platform.yaml
+    /// (the same judgement as passing that file); with --policy: that
+    /// policy's `cross_platform` section, every other key as the file says.
     #[arg(long)]
     pub(super) cross_platform: bool,
 

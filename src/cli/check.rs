@@ -24,14 +24,9 @@ use super::{Failure, color_enabled, emit, env_value, many_read_options, publish,
 pub(super) fn check_command(args: &CheckArgs) -> Result<u8, Failure> {
     // Flags are checked in this order: the policy file, `--accept`,
     // `--comm-kernel`, `--rank-regex`.
-    let mut policy = match &args.policy {
-        Some(path) => Policy::load(path).map_err(|e| Failure::input(e.to_string()))?,
-        None => Policy::default(),
-    };
+    let mut policy = Policy::for_check(args.policy.as_deref(), args.cross_platform)
+        .map_err(|e| Failure::input(e.to_string()))?;
     let judge = judge_options(args)?;
-    if args.cross_platform {
-        policy.cross_platform.enabled = true;
-    }
     policy.communication.kernels = policy.communication.kernels.merged(&args.comm.kernels()?);
     let commit = args.commit.clone().or_else(|| env_value("GITHUB_SHA"));
     let baseline = match &args.history {

@@ -311,6 +311,7 @@ fn compared<'s>(
     if comparison.cross_platform && !policy.cross_platform.enabled {
         return Err(mixed_gpus(
             name,
+            policy,
             &comparison,
             &snapshots,
             &candidate.snapshot,
@@ -378,6 +379,7 @@ fn on_basis(
 /// without anyone asking for it.
 fn mixed_gpus(
     workload: &str,
+    policy: &Policy,
     comparison: &compare::Comparison,
     baselines: &[Snapshot],
     candidate: &Snapshot,
@@ -397,9 +399,10 @@ fn mixed_gpus(
     Error(format!(
         "{workload}: the baseline ran on {} and the candidate on {}, but the policy judges one \
          platform; to compare across GPUs use a cross-platform policy (policies/cross-platform.yaml, \
-         or `cross_platform: {{enabled: true}}`) or pass --cross-platform",
+         or `cross_platform: {{enabled: true}}`) or pass --cross-platform (it {})",
         gpus(&comparison.baseline_hardware, baselines.first()),
         gpus(&comparison.candidate_hardware, Some(candidate)),
+        policy.cross_platform_flag_effect(),
     ))
 }
 

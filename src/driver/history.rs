@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::analysis::analyse::AnalysisOptions;
-use crate::gate::compare::LearnedRatios;
+use crate::gate::compare::{LearnedRatios, learning_note};
 use crate::gate::policy::Policy;
 use crate::gate::snapshot::Snapshot;
 use crate::gate::verdict::{Finding, Severity};
@@ -496,8 +496,9 @@ pub fn learned_ratios(
     if chosen.is_empty() {
         let note = format!(
             "history: no earlier commit recorded on both {baseline_hardware} and \
-             {candidate_hardware} on `{}`: roofline ratios expected",
-            policy.history.branch
+             {candidate_hardware} on `{}`; {}",
+            policy.history.branch,
+            learning_note(0)
         );
         return Ok((None, note));
     }

@@ -37,8 +37,10 @@ pub const DRIFT_RULE: &str = "drift";
 /// `inconclusive_groups`; 7 the `different_workloads` outcome (exit 2)
 /// with its `nothing_to_compare` finding of rule
 /// `integrity.min_matched_share`, and the `timeline` finding of rule
-/// `end_to_end` (the whole step's time, with where the added time went).
-pub const VERDICT_SCHEMA_MINOR: u32 = 7;
+/// `end_to_end` (the whole step's time, with where the added time went); 8
+/// the finding field `efficiency_percent` (a cross-platform row's roofline
+/// efficiency on each side).
+pub const VERDICT_SCHEMA_MINOR: u32 = 8;
 
 /// How much a finding matters, as the policy rule that raised it says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -240,6 +242,20 @@ pub struct Finding {
 }
 
 impl Finding {
+    /// Whether it is a row of the cross-platform day-one report: an op
+    /// slower than the ratio the hardware explains (information, not
+    /// learned, not a ratio a user wrote), which the report lists for the
+    /// kernel team with a replay package.
+    pub fn is_platform_gap(&self) -> bool {
+        self.kind == FindingKind::UnexpectedRatio
+            && self.severity == Severity::Info
+            && self.statistics.expected_learned.is_none()
+            && self.expected_ratio.is_some_and(|expected| {
+                self.delta_percent
+                    .is_some_and(|d| 1.0 + d / 100.0 > expected)
+            })
+    }
+
     /// A finding with its rule, severity, kind, workload and message, and
     /// nothing else yet: no op, no figures, no advice, priority low. Each
     /// rule fills in what it measured.
@@ -361,6 +377,10 @@ pub struct FindingStatistics {
     /// A row with one sample on a side judged against the noise of one
     /// call: that noise and where it came from (schema minor 5).
     pub single_sample_noise: Option<SingleSampleNoise>,
+    /// Cross-platform, against a hardware ratio: the row's roofline
+    /// efficiency on the baseline's and the candidate's GPU, % (its
+    /// roofline time over its time per call; schema minor 7).
+    pub efficiency_percent: Option<(f64, f64)>,
 }
 
 /// The noise of one call (or launch, or step) a one-sample row is judged

@@ -1,6 +1,7 @@
 //! Learned cross-platform ratios (issue 14, "Cross-platform with history"):
-//! on the H100/MI300X corpus pairs, both directions, eight earlier paired
-//! runs teach each op's ratio; then the same code passes with no failure
+//! on the H100/MI300X corpus pairs, both directions, three earlier paired
+//! runs (as many as a scheduled job has on its fourth run) teach each op's
+//! ratio; then the same code passes with no failure
 //! and no warning, and a ×1.3 slowdown of any op holding ≥ 5% of GPU time
 //! on one side fails, naming that op first (ops both platforms run: one
 //! run by one platform only, cuDNN's convolution against MIOpen's, has no
@@ -28,7 +29,7 @@ use tracegate::trace::{self, link};
 use super::{corpus, repo};
 
 /// The five models of the corpus profiled on both platforms.
-const MODELS: [&str; 5] = [
+pub(super) const MODELS: [&str; 5] = [
     "Falconsai_nsfw_image_detection__1016002",
     "Qwen_Qwen1.5-0.5B-Chat__1016005",
     "facebook_timesformer-base-finetuned-k400__1016002",
@@ -36,8 +37,9 @@ const MODELS: [&str; 5] = [
     "google_owlv2-large-patch14-ensemble__1016001",
 ];
 
-/// Earlier paired runs the ratios are learned from.
-const RUNS: u64 = 8;
+/// Earlier paired runs the ratios are learned from: as few as a
+/// scheduled job has on its fourth run.
+const RUNS: u64 = tracegate::gate::compare::MIN_LEARNED_RUNS as u64;
 
 /// The slowdown that must fail.
 const SLOWDOWN: f64 = 1.3;
@@ -45,7 +47,7 @@ const SLOWDOWN: f64 = 1.3;
 /// The share of a side's GPU time, %, from which an op's slowdown must fail.
 const MIN_SHARE_PERCENT: f64 = 5.0;
 
-fn snapshot_of(path: &Path) -> Snapshot {
+pub(super) fn snapshot_of(path: &Path) -> Snapshot {
     let trace = trace::load_file(path, &mut |_| {}).expect("a corpus trace loads");
     let tree = link::link(&trace);
     let profile = analyse::analyse(&trace, &tree);
@@ -85,7 +87,7 @@ fn scale_row(snapshot: &mut Snapshot, index: usize, factor: f64) {
 
 /// A run of `snapshot`: each row's times scaled by its own factor in
 /// [0.98, 1.02], seeded by `seed` and the row.
-fn jittered(snapshot: &Snapshot, seed: u64) -> Snapshot {
+pub(super) fn jittered(snapshot: &Snapshot, seed: u64) -> Snapshot {
     let mut run = snapshot.clone();
     for index in 0..run.ops.len() {
         let bits = splitmix64(splitmix64(seed) ^ index as u64) >> 11;
@@ -96,7 +98,7 @@ fn jittered(snapshot: &Snapshot, seed: u64) -> Snapshot {
 }
 
 /// `run` with every row of op `name` `factor` times slower.
-fn slowed(run: &Snapshot, name: &str, factor: f64) -> Snapshot {
+pub(super) fn slowed(run: &Snapshot, name: &str, factor: f64) -> Snapshot {
     let mut run = run.clone();
     for index in 0..run.ops.len() {
         if run.ops[index].name == name && run.ops[index].graph.is_none() {
@@ -108,7 +110,7 @@ fn slowed(run: &Snapshot, name: &str, factor: f64) -> Snapshot {
 
 /// Op names holding at least [`MIN_SHARE_PERCENT`] of a side's GPU time
 /// (their rows' direct kernel time summed).
-fn weighty_ops(snapshot: &Snapshot, into: &mut BTreeMap<String, f64>) {
+pub(super) fn weighty_ops(snapshot: &Snapshot, into: &mut BTreeMap<String, f64>) {
     let mut by_name: BTreeMap<&str, f64> = BTreeMap::new();
     for op in snapshot.ops.iter().filter(|op| op.graph.is_none()) {
         *by_name.entry(&op.name).or_default() += op.direct.sum;
@@ -124,7 +126,7 @@ fn weighty_ops(snapshot: &Snapshot, into: &mut BTreeMap<String, f64>) {
 
 /// One directed pair's check of `candidate` against `baseline` with the
 /// learned ratios.
-fn check(
+pub(super) fn check(
     baseline: &Snapshot,
     candidate: &Snapshot,
     hardware: &(Option<Hardware>, Option<Hardware>),
@@ -151,7 +153,7 @@ fn check(
 }
 
 /// What a verdict fails or warns about, in words.
-fn complaints(verdict: &Verdict) -> Vec<String> {
+pub(super) fn complaints(verdict: &Verdict) -> Vec<String> {
     verdict
         .findings
         .iter()

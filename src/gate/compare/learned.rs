@@ -14,6 +14,11 @@ use serde::Serialize;
 
 use crate::gate::snapshot::OpKey;
 
+/// Earlier paired runs a learned ratio needs before it is expected: until
+/// then the run-to-run spread is not measured, and the comparison keeps
+/// the hardware's ratio (information only) with a "learning" note.
+pub const MIN_LEARNED_RUNS: usize = 3;
+
 /// One op's ratio over the earlier paired runs.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct LearnedRatio {
@@ -49,6 +54,15 @@ impl LearnedRatios {
         self.rows.is_empty() && self.totals.is_empty()
     }
 
+    /// The entries learned from at least [`MIN_LEARNED_RUNS`] runs: the
+    /// ones a comparison expects.
+    pub fn settled(&self) -> LearnedRatios {
+        LearnedRatios {
+            rows: settled(&self.rows),
+            totals: settled(&self.totals),
+        }
+    }
+
     /// The most earlier runs any entry was learned from.
     pub fn runs(&self) -> usize {
         self.rows
@@ -58,4 +72,13 @@ impl LearnedRatios {
             .max()
             .unwrap_or(0)
     }
+}
+
+/// The entries of `learned` from at least [`MIN_LEARNED_RUNS`] runs.
+fn settled<K: Ord + Clone>(learned: &BTreeMap<K, LearnedRatio>) -> BTreeMap<K, LearnedRatio> {
+    learned
+        .iter()
+        .filter(|(_, r)| r.runs >= MIN_LEARNED_RUNS)
+        .map(|(k, r)| (k.clone(), *r))
+        .collect()
 }

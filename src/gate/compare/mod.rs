@@ -118,7 +118,7 @@ use crate::gate::snapshot::Snapshot;
 pub use borrowed::{BorrowedNoise, MIN_REPEAT_CALLS, MIN_REPEATING_ROWS};
 pub use expected::expectation;
 pub use kernels::kernel_diff;
-pub use learned::{LearnedRatio, LearnedRatios, TotalKey};
+pub use learned::{LearnedRatio, LearnedRatios, MIN_LEARNED_RUNS, TotalKey};
 pub use model::{
     CompareOptions, Comparison, DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, Expectation,
     ExpectationBasis, ImpactBasis, KernelPart, OpComparison, OpSide, PhaseOpComparison,
@@ -131,6 +131,7 @@ use kernel_parts::kernel_parts;
 use matching::match_rows;
 pub use phases::phase_metric;
 
+pub use notes::learning_note;
 use notes::{join_counts, learned_note, nothing_to_compare, platforms, runtime_notes};
 use phase_ops::phase_ops;
 use phases::compare_phases;
@@ -181,10 +182,17 @@ pub fn compare(
         (Some(b), Some(c)) if cross_platform => Some((b, c)),
         _ => None,
     };
-    let learned = options
+    let settled = options
         .learned
         .as_ref()
-        .filter(|l| cross_platform && !l.is_empty());
+        .filter(|_| cross_platform)
+        .map(LearnedRatios::settled);
+    if let Some(all) = options.learned.as_ref().filter(|_| cross_platform) {
+        if settled.as_ref().is_some_and(LearnedRatios::is_empty) {
+            notes.push(learning_note(all.runs()));
+        }
+    }
+    let learned = settled.as_ref().filter(|l| !l.is_empty());
 
     let context = Context {
         baselines,

@@ -2,6 +2,7 @@
 //! and platforms of the two sides differ, software that changed, and why
 //! nothing can be compared when that is so.
 
+use super::learned::MIN_LEARNED_RUNS;
 use super::model::{CompareOptions, ExpectationBasis, OpComparison};
 use crate::analysis::hardware::{Catalog, Hardware, builtin_catalog};
 use crate::gate::snapshot::{Fingerprint, Snapshot};
@@ -118,6 +119,16 @@ pub(super) fn platforms(
         );
     }
     (cross, baseline_name, candidate_name)
+}
+
+/// Too few earlier paired runs (`runs` of [`MIN_LEARNED_RUNS`]) for a
+/// learned ratio: the day-one report until there are enough.
+pub fn learning_note(runs: usize) -> String {
+    format!(
+        "learning: {runs} of {MIN_LEARNED_RUNS} paired runs; until then each op is reported \
+         against the ratio the hardware explains, as information, and from then on a change \
+         of an op's learned ratio fails"
+    )
 }
 
 /// How many matched rows are judged against a ratio learned over `runs`

@@ -57,7 +57,7 @@ pub(super) fn group_findings(
             let environment = summaries
                 .iter()
                 .find(|s| s.name == first.workload)
-                .map(environment_changes)
+                .map(|s| environment_changes(s, first.op.as_ref().map(|o| o.category.as_str())))
                 .unwrap_or_default();
             let matched: Vec<&OpComparison> = members
                 .iter()
@@ -298,10 +298,31 @@ pub(super) fn layout(strides: &str) -> Option<String> {
     (!letters.is_empty()).then_some(letters)
 }
 
-/// What differs between the two sides' recorded environments; across
-/// platforms the GPUs differ on purpose and are left out.
-fn environment_changes(summary: &WorkloadSummary) -> String {
+/// What differs between the two sides' recorded environments, for an op
+/// of `category`. Across vendors (CUDA against ROCm) the vendor's stack
+/// explains a kernel difference: the runtimes and, for GEMMs, convolutions
+/// and norms, the library that picks the kernels (cuBLAS against
+/// hipBLASLt, cuDNN against MIOpen); the PyTorch version is then no
+/// suspect, as each vendor's build differs anyway. Across GPUs of one
+/// vendor the GPUs differ on purpose and are left out.
+fn environment_changes(summary: &WorkloadSummary, category: Option<&str>) -> String {
     let (b, c) = (&summary.baseline, &summary.candidate);
+    let (vb, vc) = (vendor(b.runtime.as_deref()), vendor(c.runtime.as_deref()));
+    if summary.cross_platform && vb.is_some() && vc.is_some() && vb != vc {
+        let show = |runtime: &Option<String>, vendor: Option<Vendor>| {
+            let library = vendor.and_then(|v| v.library(category?));
+            match (runtime.as_deref(), library) {
+                (Some(r), Some(l)) => format!("{r} with {l}"),
+                (Some(r), None) => r.to_string(),
+                (None, _) => "not recorded".to_string(),
+            }
+        };
+        return format!(
+            "vendor stack {} → {}",
+            show(&b.runtime, vb),
+            show(&c.runtime, vc)
+        );
+    }
     let fields = [
         ("GPUs", Some(&b.gpus), Some(&c.gpus)),
         ("hardware", b.hardware.as_ref(), c.hardware.as_ref()),
@@ -322,6 +343,38 @@ fn environment_changes(summary: &WorkloadSummary) -> String {
         })
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+/// A GPU vendor's software stack, as a recorded runtime names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Vendor {
+    Cuda,
+    Rocm,
+}
+
+/// The vendor of a runtime text (`CUDA 12.4`, `HIP 6.4`, `ROCm 6.2`).
+fn vendor(runtime: Option<&str>) -> Option<Vendor> {
+    let runtime = runtime?.to_ascii_lowercase();
+    if runtime.starts_with("cuda") {
+        Some(Vendor::Cuda)
+    } else if runtime.starts_with("hip") || runtime.starts_with("rocm") {
+        Some(Vendor::Rocm)
+    } else {
+        None
+    }
+}
+
+impl Vendor {
+    /// The vendor library that picks the kernels of an op category.
+    fn library(self, category: &str) -> Option<&'static str> {
+        match (self, category) {
+            (Vendor::Cuda, "GEMM") => Some("cuBLAS"),
+            (Vendor::Rocm, "GEMM") => Some("hipBLASLt"),
+            (Vendor::Cuda, "CONV_fwd" | "CONV_bwd" | "NORM_fwd" | "NORM_bwd") => Some("cuDNN"),
+            (Vendor::Rocm, "CONV_fwd" | "CONV_bwd" | "NORM_fwd" | "NORM_bwd") => Some("MIOpen"),
+            _ => None,
+        }
+    }
 }
 
 fn signed(v: f64) -> String {
@@ -425,6 +478,7 @@ fn advice(g: &FindingGroup) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gate::verdict::EnvironmentSummary;
 
     #[test]
     fn layout_from_strides() {
@@ -434,6 +488,52 @@ mod tests {
         assert_eq!(layout("((8, 4, 1),)"), None);
         assert_eq!(layout(""), None);
         assert_eq!(layout("((2, 3), (1, 1))"), None);
+    }
+
+    #[test]
+    fn across_vendors_the_stack_explains_kernels_and_pytorch_is_no_suspect() {
+        let side = |runtime: &str, pytorch: &str| EnvironmentSummary {
+            gpus: "1 × GPU".to_string(),
+            hardware: None,
+            runtime: Some(runtime.to_string()),
+            pytorch: Some(pytorch.to_string()),
+            distributed: None,
+            runs: 1,
+        };
+        let summary = |b, c, cross_platform| WorkloadSummary {
+            name: "w".to_string(),
+            baseline: b,
+            candidate: c,
+            cross_platform,
+            timeline: Vec::new(),
+            matched: 0,
+            unchanged: 0,
+            notes: Vec::new(),
+        };
+        let across = summary(
+            side("CUDA 12.4", "2.6.0+cu124"),
+            side("HIP 6.4", "2.7.0+rocm"),
+            true,
+        );
+        let gemm = environment_changes(&across, Some("GEMM"));
+        assert_eq!(
+            gemm,
+            "vendor stack CUDA 12.4 with cuBLAS → HIP 6.4 with hipBLASLt"
+        );
+        assert!(
+            environment_changes(&across, Some("CONV_fwd")).contains("cuDNN → HIP 6.4 with MIOpen")
+        );
+        assert!(!environment_changes(&across, Some("elementwise")).contains("PyTorch"));
+        // One vendor on both sides: the PyTorch version is a suspect.
+        let same = summary(
+            side("CUDA 12.4", "2.6.0+cu124"),
+            side("CUDA 12.4", "2.7.0+cu124"),
+            true,
+        );
+        assert_eq!(
+            environment_changes(&same, Some("GEMM")),
+            "PyTorch 2.6.0+cu124 → 2.7.0+cu124"
+        );
     }
 
     #[test]

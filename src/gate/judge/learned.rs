@@ -17,10 +17,6 @@ use crate::gate::verdict::{Finding, LearnedFrom, Severity};
 /// The tolerance is at least this many robust spreads of the learned ratio.
 pub(super) const SPREAD_MULTIPLE: f64 = 3.0;
 
-/// Earlier runs a learned ratio needs before a change of it may fail the
-/// build; fewer give a warning.
-pub(super) const MIN_RUNS_TO_FAIL: usize = 3;
-
 /// Whether a row is judged against a learned ratio.
 pub(super) fn is_learned(op: &OpComparison) -> bool {
     op.expected
@@ -64,14 +60,11 @@ fn assess(op: &OpComparison, policy: &Policy, comparison: &Comparison) -> Option
         .max(SPREAD_MULTIPLE * spread * 100.0);
     let tolerance = 1.0 + tolerance_percent / 100.0;
     let estimate = &op.estimate;
-    // From MIN_RUNS_TO_FAIL runs on, the runs measured the noise of this
-    // very statistic: the point estimate is judged against the tolerance
-    // (the interval over this run's calls or steps would count the noise
-    // twice). Fewer runs: the bounds, like any row.
-    let (low, high) = match estimate.bounds() {
-        Some(b) if runs < MIN_RUNS_TO_FAIL => (b.interval.low, b.interval.high),
-        _ => (estimate.ratio, estimate.ratio),
-    };
+    // A ratio is learned from at least MIN_LEARNED_RUNS runs (the
+    // comparison keeps no other), which measured the noise of this very
+    // statistic: the point estimate is judged against the tolerance (the
+    // interval over this run's calls or steps would count the noise twice).
+    let (low, high) = (estimate.ratio, estimate.ratio);
     let change = estimate.ratio / expected.ratio;
     if !change.is_finite() || change <= 0.0 {
         return None;
@@ -108,10 +101,9 @@ fn assess(op: &OpComparison, policy: &Policy, comparison: &Comparison) -> Option
     })
 }
 
-/// The p-value of the observed ratio beyond `limit` (above it, or below):
-/// from MIN_RUNS_TO_FAIL runs on, under normal noise of the log ratio with
-/// the learned spread (widened by the median's own uncertainty,
-/// √(1 + 1/runs)); with fewer, the bootstrap's.
+/// The p-value of the observed ratio beyond `limit` (above it, or below)
+/// under normal noise of the log ratio with the learned spread (widened by
+/// the median's own uncertainty, √(1 + 1/runs)).
 fn p_value(
     estimate: &RatioEstimate,
     limit: f64,
@@ -119,27 +111,9 @@ fn p_value(
     spread: f64,
     above: bool,
 ) -> Option<f64> {
-    if runs < MIN_RUNS_TO_FAIL {
-        return if above {
-            estimate.p_value_above(limit)
-        } else {
-            estimate.p_value_below(limit)
-        };
-    }
     let sigma = (spread * (1.0 + 1.0 / runs as f64).sqrt()).max(f64::MIN_POSITIVE);
     let z = (estimate.ratio / limit).ln() / sigma;
     Some(normal_upper_tail(if above { z } else { -z }))
-}
-
-/// The severity of a rise: the policy's `history_severity`, a warning
-/// when the ratio was learned from fewer than [`MIN_RUNS_TO_FAIL`] runs.
-fn rise_severity(policy: &Policy, runs: usize) -> Severity {
-    let severity = policy.cross_platform.history_severity;
-    if runs >= MIN_RUNS_TO_FAIL {
-        severity
-    } else {
-        severity.max(Severity::Warn)
-    }
 }
 
 /// The added impact, %, of a learned row whose whole interval rose beyond
@@ -160,10 +134,10 @@ pub(super) fn risen_impact(
 /// change is immaterial, or when the row has no learned ratio.
 ///
 /// The tolerance is max(`history_tolerance_percent`, 3 × the ratio's
-/// spread). From 3 learned runs on, the point estimate is judged against
-/// it, with a p-value from the learned spread: those runs measured the
-/// noise of this ratio, so a row with one sample a side may fail too; with
-/// fewer runs the row's bounds are, and a rise is at most a warning. The
+/// spread). The point estimate is judged against it, with a p-value from
+/// the learned spread: the learned runs (at least
+/// [`MIN_LEARNED_RUNS`](crate::gate::compare::MIN_LEARNED_RUNS)) measured
+/// the noise of this ratio, so a row with one sample a side may fail too. The
 /// impact is the change as a share of either side's GPU time, whichever
 /// is larger.
 pub(super) fn judge_learned(
@@ -179,7 +153,7 @@ pub(super) fn judge_learned(
     let estimate = &op.estimate;
     let (severity, p_value, direction, reading) = if m.low > m.upper {
         (
-            rise_severity(policy, m.learned.runs),
+            policy.cross_platform.history_severity,
             m.p_above,
             "rose",
             "the op got slower on the candidate (or faster on the baseline) since those runs",
@@ -211,7 +185,7 @@ pub(super) fn judge_learned(
         ),
     );
     set_sample_figures(&mut finding, op);
-    finish(&mut finding, &m, few_runs_note(severity, m.learned.runs));
+    finish(&mut finding, &m);
     Some(Pending {
         finding,
         p_value: p_value.unwrap_or(0.0),
@@ -257,7 +231,7 @@ pub(super) fn judge_risen_rows(
         runs: moves.iter().map(|(_, m)| m.learned.runs).min()?,
         spread_percent: widest.learned.spread_percent,
     };
-    let severity = rise_severity(policy, learned.runs);
+    let severity = policy.cross_platform.history_severity;
     let shapes = comparison
         .ops
         .iter()
@@ -289,7 +263,7 @@ pub(super) fn judge_risen_rows(
         upper: expected * (1.0 + widest.tolerance_percent / 100.0),
         ..*widest
     };
-    finish(&mut finding, &group, few_runs_note(severity, learned.runs));
+    finish(&mut finding, &group);
     let p_value = moves
         .iter()
         .filter_map(|(_, m)| m.p_above)
@@ -301,21 +275,9 @@ pub(super) fn judge_risen_rows(
     })
 }
 
-/// Why a rise is only a warning, when that is so.
-fn few_runs_note(severity: Severity, runs: usize) -> Option<String> {
-    (severity == Severity::Warn && runs < MIN_RUNS_TO_FAIL).then(|| {
-        format!(
-            "; a warning: a ratio learned from fewer than {MIN_RUNS_TO_FAIL} runs cannot fail the build"
-        )
-    })
-}
-
 /// The expected ratio, what it was learned from, the limit and the impact
 /// of a learned-ratio finding.
-fn finish(finding: &mut Finding, m: &Move, note: Option<String>) {
-    if let Some(note) = note {
-        finding.message.push_str(&note);
-    }
+fn finish(finding: &mut Finding, m: &Move) {
     finding.expected_ratio = Some(m.expected);
     finding.statistics.expected_learned = Some(m.learned);
     finding.limit = Some(m.upper);

@@ -350,13 +350,15 @@ fn share_of_gpu_time(op: &OpComparison) -> f64 {
     (op.impact_percent * op.baseline.time_us / op.impact_us).abs()
 }
 
-/// The expected candidate/baseline ratio under the policy's model for this op.
+/// The expected candidate/baseline ratio for this op, its slack, %, in
+/// words where it comes from, and whether a user wrote it (a rule's
+/// `ratio`) rather than a hardware model derived it.
 fn expected_ratio(
     op: &OpComparison,
     policy: &Policy,
     baseline: Option<&Hardware>,
     candidate: Option<&Hardware>,
-) -> Option<(f64, f64, String)> {
+) -> Option<(f64, f64, String, bool)> {
     let side = &op.candidate;
     let (expectation, slack) = policy.cross_platform.expectation_for(
         &side.key.name,
@@ -370,7 +372,9 @@ fn expected_ratio(
         .and_then(|m| m.compute_spec)
         .unwrap_or(ComputeSpec::MatrixBf16);
     let (ratio, basis) = match expectation {
-        PolicyExpectation::Ratio(ratio) => (ratio, "policy ratio".to_string()),
+        PolicyExpectation::Ratio(ratio) => {
+            return Some((ratio, slack, "policy ratio".into(), true));
+        }
         PolicyExpectation::Model(Expected::Roofline) => {
             let expected = op.expected?;
             (
@@ -387,11 +391,25 @@ fn expected_ratio(
             (b / c, "peak compute".to_string())
         }
     };
-    Some((ratio, slack, basis))
+    Some((ratio, slack, basis, false))
+}
+
+/// The roofline efficiency of one invocation of a row on a side's
+/// hardware, %: its roofline time over its median time per call.
+fn efficiency_percent(side: &OpSide, hardware: Option<&Hardware>) -> Option<f64> {
+    let model = side.model.as_ref()?;
+    let roofline = hardware?.roofline_time_us(model.flops, model.bytes, model.compute_spec?)?;
+    (side.median_us > 0.0 && roofline > 0.0).then(|| 100.0 * roofline / side.median_us)
 }
 
 /// A row whose ratio is beyond what the hardware explains, awaiting
 /// false-discovery control; `None` when it is within the policy's slack.
+/// Only a ratio a user wrote (`cross_platform.rules[].ratio`) is an
+/// expectation with the policy's severity: a ratio the hardware model
+/// derives is information (the report of where the candidate platform is
+/// behind what its hardware explains), since real stacks miss the
+/// datasheets by far more than any slack on the same code
+/// (docs/CROSS_PLATFORM.md).
 pub(super) fn judge_cross_platform(
     op: &OpComparison,
     policy: &Policy,
@@ -402,7 +420,7 @@ pub(super) fn judge_cross_platform(
     baseline_total_us: f64,
 ) -> Option<Pending> {
     let side = &op.candidate;
-    let (expected, slack, basis) = expected_ratio(op, policy, baseline, candidate)?;
+    let (expected, slack, basis, written) = expected_ratio(op, policy, baseline, candidate)?;
     let estimate = &op.estimate;
     let bounds = estimate.bounds();
     let (low, high) = bounds.map_or((estimate.ratio, estimate.ratio), |b| {
@@ -420,9 +438,10 @@ pub(super) fn judge_cross_platform(
     }
     let (severity, p_value, direction) = if low > upper {
         // One measurement a side cannot fail the build on its own.
-        let severity = match bounds {
-            Some(_) => policy.cross_platform.severity,
-            None => policy.cross_platform.severity.max(Severity::Warn),
+        let severity = match (written, bounds) {
+            (false, _) => Severity::Info,
+            (true, Some(_)) => policy.cross_platform.severity,
+            (true, None) => policy.cross_platform.severity.max(Severity::Warn),
         };
         (severity, estimate.p_value_above(upper), "slower")
     } else if high < lower {
@@ -435,21 +454,33 @@ pub(super) fn judge_cross_platform(
         workload,
         side,
         format!(
-            "{}: candidate/baseline time ratio per {} {:.2} is {direction} than the {:.2} the hardware explains ({basis}, ±{:.0}% slack): improve the target's kernel",
+            "{}: candidate/baseline time ratio per {} {:.2} is {direction} than the {:.2} {} ({basis}, ±{:.0}% slack){}",
             short_op(side),
             sample_per(op).as_str(),
             estimate.ratio,
             expected,
-            slack.max(threshold_percent)
+            if written {
+                "the policy expects"
+            } else {
+                "the hardware explains"
+            },
+            slack.max(threshold_percent),
+            if direction == "slower" {
+                ": improve the target's kernel"
+            } else {
+                ""
+            },
         ),
     );
     set_sample_figures(&mut finding, op);
-    if bounds.is_none() {
+    if bounds.is_none() && severity == Severity::Warn {
         finding.message.push_str(
             "; a warning: one sample on a side is a single measurement, which cannot fail the build on its own",
         );
     }
     finding.expected_ratio = Some(expected);
+    finding.statistics.efficiency_percent = efficiency_percent(&op.baseline, baseline)
+        .zip(efficiency_percent(&op.candidate, candidate));
     finding.limit = Some(upper);
     finding.statistics.limit_unit = Some("×".into());
     finding.impact_percent = Some(excess_percent);

@@ -29,9 +29,10 @@ use super::history::{Drift, History};
 use super::limits::{Breach, MAX_POLICY_BYTES, prescan, too_large};
 use super::matcher::IgnoreEntry;
 use super::model::{
-    Accept, Budget, Communication, CrossPlatform, DEFAULT_LABEL, DEFAULT_YAML, EfficiencyRule,
-    EndToEnd, HardwareChoice, HardwarePolicy, Integrity, MissingOps, NewOps, POLICY_VERSION,
-    Policy, Replay, Rule, TimelineMetric, TimelineRule,
+    Accept, Budget, CROSS_PLATFORM_LABEL, CROSS_PLATFORM_YAML, Communication, CrossPlatform,
+    DEFAULT_LABEL, DEFAULT_YAML, EfficiencyRule, EndToEnd, HardwareChoice, HardwarePolicy,
+    Integrity, MissingOps, NewOps, POLICY_VERSION, Policy, Replay, Rule, TimelineMetric,
+    TimelineRule,
 };
 use super::noise::Noise;
 use super::probe::{fields_of, locate};
@@ -90,6 +91,44 @@ impl Default for Policy {
 }
 
 impl Policy {
+    /// The built-in cross-platform policy (`policies/cross-platform.yaml`).
+    pub fn cross_platform() -> Policy {
+        Policy::from_yaml(CROSS_PLATFORM_YAML, CROSS_PLATFORM_LABEL)
+            .expect("the built-in cross-platform policy parses (a unit test checks it)")
+    }
+
+    /// The policy `check` judges with. A policy file decides every key;
+    /// `cross_platform` (the `--cross-platform` flag) then only lets its
+    /// sides run on different GPUs (`cross_platform.enabled`). Without a
+    /// file the flag means the built-in cross-platform policy, so that
+    /// `--cross-platform` and `--policy policies/cross-platform.yaml` judge
+    /// alike; with neither, the built-in default.
+    pub fn for_check(file: Option<&Path>, cross_platform: bool) -> Result<Policy, PolicyError> {
+        let mut policy = match file {
+            Some(path) => Policy::load(path)?,
+            None if cross_platform => Policy::cross_platform(),
+            None => Policy::default(),
+        };
+        policy.cross_platform.enabled |= cross_platform;
+        Ok(policy)
+    }
+
+    /// What `check --cross-platform` would do with this policy, for the
+    /// error that suggests the flag.
+    pub fn cross_platform_flag_effect(&self) -> String {
+        if self.label == DEFAULT_LABEL {
+            "judges with the built-in policies/cross-platform.yaml: each op against the time \
+             ratio the two GPUs explain, reported as information"
+                .to_string()
+        } else {
+            format!(
+                "judges with {} and its `cross_platform` section: each op against the time \
+                 ratio the two GPUs explain",
+                self.label
+            )
+        }
+    }
+
     /// The 1-based line of the value at `path` in the policy's text: mapping
     /// keys and list indices from the top (`["budgets", "2"]`); `None`
     /// where the text has no such value.

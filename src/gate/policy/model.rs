@@ -30,6 +30,16 @@ pub const DEFAULT_YAML: &str = include_str!(concat!(
 /// The label of the built-in default policy (in errors and report footers).
 pub const DEFAULT_LABEL: &str = "built-in default";
 
+/// The built-in cross-platform policy's text (`policies/cross-platform.yaml`):
+/// what `check --cross-platform` judges with when no `--policy` is given.
+pub const CROSS_PLATFORM_YAML: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/policies/cross-platform.yaml"
+));
+
+/// The label of the built-in cross-platform policy.
+pub const CROSS_PLATFORM_LABEL: &str = "built-in policies/cross-platform.yaml";
+
 /// A validated policy.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Policy {
@@ -194,7 +204,9 @@ pub struct CrossPlatform {
     /// expected / (1 + slack / 100) (faster).
     #[serde(deserialize_with = "de::non_negative")]
     pub slack_percent: f64,
-    /// Severity of an unexpectedly slow op (unexpectedly fast ones are `info`).
+    /// Severity of an op slower than a ratio a rule wrote (`rules[].ratio`)
+    /// beyond the slack. A ratio a hardware model derives is information
+    /// whatever this says, and unexpectedly fast ops are `info`.
     pub severity: Severity,
     /// With ratios learned from earlier paired runs (history): the smallest
     /// change of an op's ratio that is a finding, %; the tolerance is the

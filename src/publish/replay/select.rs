@@ -74,7 +74,8 @@ pub struct Selection {
 
 /// Chooses the findings that get replay packages: op findings (not a rank
 /// set's collectives or stragglers, which have no call) whose
-/// severity the policy lists, in the verdict's order (most important
+/// severity the policy lists or that the cross-platform report lists
+/// ([`Finding::is_platform_gap`]), in the verdict's order (most important
 /// first), one package per op row (findings about the same row share it),
 /// at most `max_packages`; with `only_known_schema`, only calls whose
 /// schema tracegate knows. `build` makes the IR of a finding's op (for a
@@ -90,7 +91,10 @@ pub fn select_packages(
         let Some(op) = &finding.op else { continue };
         // A collective or a straggler is a rank set's, not an op row's:
         // there is no call to replay.
-        if !policy.severities.contains(&finding.severity) || finding.kind.is_rank_set() {
+        // The cross-platform day-one report's ops get one for the kernel
+        // team (Path B), information though they are.
+        let selected = policy.severities.contains(&finding.severity) || finding.is_platform_gap();
+        if !selected || finding.kind.is_rank_set() {
             continue;
         }
         let key = (

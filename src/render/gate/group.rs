@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::finding::{NONE, Row, kind_label, shape_of, signed_percent};
+use super::finding::{NONE, Row, against_expected, kind_label, shape_of, signed_percent};
 use crate::gate::verdict::{
     Counts, DRIFT_RULE, Finding, FindingGroup, FindingKind, LearnedFrom, Severity, Verdict,
 };
@@ -176,15 +176,26 @@ impl GroupView {
 
 /// The verdict's groups as views: the flagged ones (fail and warn, and
 /// accepted) fail first, ops before timeline lines, then the larger
-/// impact; and the info ones, in the verdict's order. Every renderer lists
+/// impact; and the info ones, in the verdict's order, less those the
+/// cross-platform report lists ([`Finding::is_platform_gap`]). Every renderer lists
 /// them in this order.
 pub(super) fn group_views(
     verdict: &Verdict,
     groups: &[FindingGroup],
     artifact_url: Option<&str>,
 ) -> (Vec<GroupView>, Vec<GroupView>) {
+    // The cross-platform report lists its ops on its own (gaps.rs).
+    let reported = |g: &&FindingGroup| {
+        g.findings.iter().all(|&i| {
+            verdict
+                .findings
+                .get(i)
+                .is_some_and(Finding::is_platform_gap)
+        })
+    };
     let views = groups
         .iter()
+        .filter(|g| !reported(g))
         .map(|g| GroupView::new(g, verdict, artifact_url));
     let (mut flagged, info): (Vec<GroupView>, Vec<GroupView>) =
         views.partition(|g| g.level != Severity::Info);
@@ -283,7 +294,10 @@ fn why(group: &FindingGroup, findings: &[&Finding], cross_platform: bool) -> Str
                         None => format!("{ratio} {}", learned.describe()),
                     }
                 }
-                None => format!("expected {ratio}"),
+                None => match group.delta_percent.filter(|_| (hi - lo).abs() < 0.005) {
+                    Some(delta) => against_expected(1.0 + delta / 100.0, lo, "expected"),
+                    None => format!("expected {ratio}"),
+                },
             });
         }
     }
@@ -291,7 +305,7 @@ fn why(group: &FindingGroup, findings: &[&Finding], cross_platform: bool) -> Str
 }
 
 /// A replay package's file name (the artifact holds the `replay/` folder).
-fn package_name(path: &str) -> String {
+pub(super) fn package_name(path: &str) -> String {
     shorten(path.rsplit('/').next().unwrap_or(path), 60)
 }
 

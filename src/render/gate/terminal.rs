@@ -14,6 +14,7 @@ use std::fmt::Write;
 use comfy_table::{Attribute, Cell, CellAlignment, Color};
 
 use super::finding::{headline_text, kind_label, status, title};
+use super::gaps::{PATH_B, gap_sections};
 use super::group::{GroupView, group_counts, group_views};
 use crate::gate::judge::verdict_groups;
 use crate::gate::verdict::{Severity, Verdict};
@@ -178,6 +179,7 @@ pub fn render_terminal(verdict: &Verdict, top: usize, style: Style) -> String {
             out.push_str(&paragraph(&text, style.width, "  ", "    "));
         }
     }
+    gap_tables(verdict, style, &mut out);
     if let Some(line) = info_line(&info) {
         out.push_str(&paragraph(&line, style.width, "  ", "    "));
     }
@@ -294,6 +296,70 @@ fn groups_table(shown: &[&GroupView], multi_workload: bool, style: Style) -> com
         }
     }
     table
+}
+
+/// The cross-platform day-one report ([`gaps`](super::gaps)): per
+/// workload, the ops furthest behind what the candidate's hardware
+/// explains, then what the kernel team does with them.
+fn gap_tables(verdict: &Verdict, style: Style, out: &mut String) {
+    let sections = gap_sections(verdict, None);
+    let multi_workload = verdict.workloads.len() > 1;
+    for section in &sections {
+        let title = format!(
+            "{}where {} is behind what its hardware explains ({}), for information:",
+            if multi_workload {
+                format!("{}: ", printable(&section.workload))
+            } else {
+                String::new()
+            },
+            printable(&section.candidate),
+            printable(&section.platforms),
+        );
+        out.push_str(&paragraph(&title, style.width, "  ", "    "));
+        let header = ["op", "measured", "expected", "behind", "eff. b→c", "beyond"];
+        let cells: Vec<Vec<String>> = section
+            .rows
+            .iter()
+            .map(|r| {
+                vec![
+                    printable(&format!("{} {}", r.op, shorten(&compact_dims(&r.dims), 30))),
+                    r.measured.clone(),
+                    r.expected.clone(),
+                    r.behind.clone(),
+                    r.efficiency.replace(" → ", "→"),
+                    r.beyond.clone(),
+                ]
+            })
+            .collect();
+        let op = Rule::Wrap(Wrap {
+            min: 12,
+            max: 44,
+            lines: 3,
+            breaks: NAME_BREAKS,
+        });
+        let mut rules = vec![op];
+        rules.extend([Rule::Fixed; 5]);
+        let (mut table, cells) = match fit(&header, &cells, &rules, style.width) {
+            Some(fitted) => (table(&header, style.color, None), fitted),
+            None => (table(&header, style.color, Some(style.width)), cells),
+        };
+        for row in cells {
+            table.add_row(row);
+        }
+        for index in 1..header.len() {
+            if let Some(c) = table.column_mut(index) {
+                c.set_cell_alignment(CellAlignment::Right);
+            }
+        }
+        let _ = writeln!(out, "{table}");
+        if section.more > 0 {
+            let text = format!("… and {} more in report.json", section.more);
+            out.push_str(&paragraph(&text, style.width, "  ", "  "));
+        }
+    }
+    if !sections.is_empty() {
+        out.push_str(&paragraph(PATH_B, style.width, "  ", "    "));
+    }
 }
 
 /// One line per accept entry that covered findings: which, and why.

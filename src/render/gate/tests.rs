@@ -561,6 +561,7 @@ fn rows_name_the_interval_the_per_and_the_limit_unit() {
         min_detectable_effect_percent: Some(31.6),
         expected_learned: None,
         single_sample_noise: None,
+        efficiency_percent: None,
     };
     let row = Row::new(&f);
     assert_eq!(row.baseline, "100.0 µs/step");

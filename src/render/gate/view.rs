@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::chart::{chart, fenced_diff};
 use super::finding::{NONE, headline_text, op_label, shape_of, signed_percent, status, title};
+use super::gaps::{PATH_B, gap_sections};
 use super::group::{GroupView, group_counts, group_views};
 use crate::gate::judge::verdict_groups;
 use crate::gate::verdict::{
@@ -162,6 +163,8 @@ impl Prepared {
             policy => shorten(&verdict.policy, 200),
             version => shorten(&verdict.tracegate_version, 40),
             schema_version => verdict.schema_version,
+            gaps => Value::from(Serde(gap_sections(verdict, artifact_url))),
+            gaps_path_b => PATH_B,
             verdict => Value::from(Serde(verdict)),
         };
         Prepared {

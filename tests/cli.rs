@@ -1025,6 +1025,8 @@ fn accepted_regressions_are_shown_and_do_not_fail() {
             "aten::mm",
             "--accept",
             "rule:timeline.computation_time",
+            "--accept",
+            "rule:end_to_end",
             "--accept-reason",
             "Tracegate-Accept trailer of abc123",
         ],

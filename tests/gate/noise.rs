@@ -300,7 +300,8 @@ fn name_key(event: &Value) -> u64 {
 /// Issue 23's noise suite under the default policy: ±5% kernel jitter, a
 /// clock 2–4% slower on every kernel, each stream its own ±2%, and
 /// correlated run noise (the run ±2%, each kernel name ±2%) give no
-/// failure and no warning.
+/// failure and no warning; under `strict`, ±5% jitter changes no kernel
+/// selection.
 #[test]
 #[cfg_attr(
     not(tracegate_corpus),
@@ -331,5 +332,14 @@ fn jitter_clock_drift_streams_and_correlated_run_noise_pass_quietly() {
             assert_eq!(gate.report["counts"]["failures"], 0, "{what}:\n{findings}");
             assert_eq!(gate.report["counts"]["warnings"], 0, "{what}:\n{findings}");
         }
+        // `strict` fails on a kernel-selection change: ±5% jitter is none.
+        let strict = super::repo("policies/strict.yaml");
+        let extra = ["--policy", strict.to_str().expect("a UTF-8 path")];
+        let gate = run_check(&[baseline.as_path()], &cases[0], &extra);
+        assert!(
+            gate.of_kind("kernel_selection").is_empty(),
+            "{relative} strict:\n{}",
+            gate.describe()
+        );
     }
 }

@@ -276,3 +276,44 @@ fn one_merge_of_one_and_a_half_percent_passes_a_verdict_of() {
     let verdict = verdict_of(&baseline, &scaled(&baseline, 1.015f64.powi(5)));
     assert_eq!(verdict.outcome, Outcome::Fail, "{:#?}", verdict.findings);
 }
+
+/// A deterministic factor in [1 − 2%, 1 + 2%] for `seed` (a 64-bit mix).
+fn two_percent(seed: u64) -> f64 {
+    let mut x = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    let unit = (x ^ (x >> 31)) as f64 / u64::MAX as f64;
+    1.0 + 0.04 * (unit - 0.5)
+}
+
+/// Runs whose value carries correlated noise: the run ±2% and the value's
+/// own ±2% (a kernel name's), none of it a change of the code.
+fn noisy(runs: u64, salt: u64) -> Vec<EntryMeta> {
+    (0..runs)
+        .map(|i| {
+            let us = 10_000.0 * two_percent(salt + 2 * i) * two_percent(salt + 2 * i + 1);
+            entry(&format!("noisy{i}"), us)
+        })
+        .collect()
+}
+
+#[test]
+fn correlated_run_noise_does_not_drift_but_a_jump_beyond_it_does() {
+    let rule = rule(5, 5.0);
+    for salt in 0..40 {
+        let runs = noisy(21, salt * 100);
+        let (history, candidate) = runs.split_at(20);
+        // The candidate a +1.5% merge on a noisy run: within the noise.
+        let mut merged = candidate[0].clone();
+        merged.computation_time_us *= 1.015;
+        assert_eq!(workload_drift(history, &merged, &rule), None, "salt {salt}");
+        // A fifth more is beyond any noise the history measured.
+        merged.computation_time_us *= 1.2;
+        let drift = workload_drift(history, &merged, &rule).expect("a jump drifts");
+        assert!(drift.limit_percent >= 5.0, "{drift:?}");
+    }
+    // Without noise in the history, the limit stays the policy's.
+    let runs = fixture(6, 5);
+    let drift = workload_drift(&runs[..10], &runs[10], &rule).expect("drifts");
+    assert_eq!(drift.limit_percent, 5.0);
+}

@@ -29,6 +29,7 @@ use tempfile::TempDir;
 
 use crate::util::{corpus_dir, tracegate};
 
+mod consistency;
 mod floor;
 mod jobs;
 mod learned;

@@ -93,8 +93,16 @@ pub(super) fn drift_findings(
         ..Origin::default()
     };
     let candidate_entry = EntryMeta::of_snapshot(candidate, origin);
+    // A pull request is judged on what it adds: the branch's drift is information there.
+    let pull_request =
+        std::env::var("GITHUB_EVENT_NAME").is_ok_and(|e| e.starts_with("pull_request"));
+    let severity = if pull_request {
+        Severity::Info
+    } else {
+        Severity::Fail
+    };
     let mut findings: Vec<Finding> = drift::workload_drift(&runs, &candidate_entry, &rule)
-        .map(|d| d.finding(Severity::Fail))
+        .map(|d| d.finding(severity))
         .into_iter()
         .collect();
     // Op drift reads only the runs from the reference on.
@@ -114,7 +122,7 @@ pub(super) fn drift_findings(
             drift::op_drift(&loaded, &candidate_run, &rule)
                 .iter()
                 .filter(|d| d.impact_percent >= policy.noise.min_impact_percent)
-                .map(|d| d.finding(Severity::Fail)),
+                .map(|d| d.finding(severity)),
         );
     }
     Ok(findings)

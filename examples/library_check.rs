@@ -49,6 +49,7 @@ fn main() -> ExitCode {
         },
         judge: JudgeOptions::default(),
         files: true,
+        pull_request: false,
     };
     match check(&request) {
         Ok(checked) => {

@@ -60,6 +60,7 @@ fn check_files(baseline: Baseline<'_>, candidate: &Path, policy: &Policy) -> Che
             ..JudgeOptions::default()
         },
         files: true,
+        pull_request: false,
     };
     check(&request).unwrap_or_else(|e| panic!("{e}"))
 }

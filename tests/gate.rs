@@ -29,6 +29,7 @@ use tempfile::TempDir;
 
 use crate::util::{corpus_dir, read_gz_json, tracegate};
 
+mod consistency;
 mod floor;
 mod jobs;
 mod learned;

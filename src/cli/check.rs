@@ -52,6 +52,7 @@ pub(super) fn check_command(args: &CheckArgs) -> Result<u8, Failure> {
         read: many_read_options((args.quiet, &args.load), &args.jobs, args.ranks, &args.rank)?,
         judge,
         files: args.out_dir.is_some(),
+        pull_request: env_value("GITHUB_EVENT_NAME").is_some_and(|e| e.starts_with("pull_request")),
     };
     let Checked {
         verdict,

@@ -17,7 +17,7 @@ use crate::gate::compare::{self, CompareOptions};
 use crate::gate::judge::{self, JudgeOptions, Workload};
 use crate::gate::policy::{HardwareChoice, Policy};
 use crate::gate::snapshot::{self, Snapshot};
-use crate::gate::verdict::{Finding, VERDICT_SCHEMA_VERSION, Verdict};
+use crate::gate::verdict::{Finding, Severity, VERDICT_SCHEMA_VERSION, Verdict};
 use crate::history::drift;
 use crate::publish::replay::{self, PACKAGE_FILES, PackageContext, ReplayError};
 
@@ -43,6 +43,10 @@ pub struct CheckRequest<'a> {
     /// Make the files an out dir holds ([`Checked::snapshots`],
     /// [`Checked::packages`]); the verdict then names its packages.
     pub files: bool,
+    /// The check gates a pull request: it is judged on what it adds, so
+    /// drift the history's branch already took is information, not a
+    /// failure (that drift fails on the branch's own runs).
+    pub pull_request: bool,
 }
 
 /// What `check` decided.
@@ -136,7 +140,13 @@ pub fn check(request: &CheckRequest<'_>) -> Result<Checked, Error> {
     };
     let pairs = pair_inputs(paths, request.candidate, request.captures, read.ranks)?;
     let mut found = Found::default();
-    let sides = read_sides(pairs, policy, read, history.as_ref(), &mut found)?;
+    let drift_severity = if request.pull_request {
+        Severity::Info
+    } else {
+        Severity::Fail
+    };
+    let history = history.as_ref().map(|h| (h, drift_severity));
+    let sides = read_sides(pairs, policy, read, history, &mut found)?;
     let mut workloads = Vec::new();
     for (name, baseline_sides, candidate_side) in &sides {
         let workload = match (baseline_sides.is_empty(), candidate_side) {
@@ -194,7 +204,7 @@ fn read_sides(
     pairs: Vec<super::inputs::WorkloadInputs>,
     policy: &Policy,
     read: &ReadOptions,
-    history: Option<&History<'_>>,
+    history: Option<(&History<'_>, Severity)>,
     found: &mut Found,
 ) -> Result<Vec<Sides>, Error> {
     // Every input, in the order the loop below takes them: read `--jobs` at
@@ -233,7 +243,9 @@ fn read_sides(
         for side in baseline_sides.iter_mut().chain(&mut candidate_side) {
             side.snapshot.workload.clone_from(name);
         }
-        if let (Some(((store, entries), commit)), Some(candidate)) = (history, &candidate_side) {
+        if let (Some((((store, entries), commit), drift_severity)), Some(candidate)) =
+            (history, &candidate_side)
+        {
             let snapshot = &candidate.snapshot;
             let progress = read.progress;
             match history::history_window(
@@ -241,7 +253,15 @@ fn read_sides(
             )? {
                 Ok((window, note)) => {
                     found.added.extend(history::drift_findings(
-                        store, entries, &window, name, snapshot, policy, *commit, progress,
+                        store,
+                        entries,
+                        &window,
+                        name,
+                        snapshot,
+                        policy,
+                        *commit,
+                        drift_severity,
+                        progress,
                     )?);
                     baseline_sides = window
                         .into_iter()

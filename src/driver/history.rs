@@ -407,7 +407,7 @@ pub fn history_window(
 /// The drift rule over the history (the policy's `history.drift`): the
 /// candidate's computation time per step, and each op's above a share of
 /// its GPU time, against the run `merges` merges before it on the same
-/// hardware on `history.branch`; a fail finding per value that grew beyond
+/// hardware on `history.branch`; a finding of `severity` per value that grew beyond
 /// the limit (an op's when its added time is at least the policy's
 /// `noise.min_impact_percent` of GPU time), naming every merge between.
 /// Snapshots already in `window` (the baseline window) are not read again.
@@ -419,6 +419,7 @@ pub fn drift_findings(
     candidate: &Snapshot,
     policy: &Policy,
     commit: Option<&str>,
+    severity: Severity,
     progress: &dyn Progress,
 ) -> Result<Vec<Finding>, Error> {
     let hardware = hardware_of(candidate);
@@ -438,7 +439,7 @@ pub fn drift_findings(
     };
     let candidate_entry = EntryMeta::of_snapshot(candidate, origin);
     let mut findings: Vec<Finding> = drift::workload_drift(&runs, &candidate_entry, &rule)
-        .map(|d| d.finding(Severity::Fail))
+        .map(|d| d.finding(severity))
         .into_iter()
         .collect();
     // Op drift reads only the runs from the reference on.
@@ -458,7 +459,7 @@ pub fn drift_findings(
             drift::op_drift(&loaded, &candidate_run, &rule)
                 .iter()
                 .filter(|d| d.impact_percent >= policy.noise.min_impact_percent)
-                .map(|d| d.finding(Severity::Fail)),
+                .map(|d| d.finding(severity)),
         );
     }
     Ok(findings)

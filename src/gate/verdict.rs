@@ -679,10 +679,17 @@ pub struct FindingGroup {
     /// Distinct shapes among the findings (input dims, dtypes and strides:
     /// a layout is a shape of its own to a kernel).
     pub shapes: usize,
-    /// The change of the group as a whole, %: the ratio of the summed
-    /// candidate time of its rows to their summed baseline time, minus 1
-    /// (not a median of the rows' ratios); `null` when the rows have no times.
+    /// The change of the group as a whole, %, always one its rows show: the
+    /// op's rows summed when a finding judged them (`46 shapes`), else the
+    /// ratio of the summed candidate figures of its rows to their summed
+    /// baseline figures, minus 1 (not a median of the rows' ratios), when
+    /// they share one metric, else its most important row's; `null` when the
+    /// rows have no times.
     pub delta_percent: Option<f64>,
+    /// What the times behind `delta_percent` are per (`call`, `step`,
+    /// `run`); `null` when not known.
+    #[serde(default)]
+    pub delta_per: Option<Per>,
     /// The smallest and largest change among its findings, %.
     pub delta_range_percent: Option<(f64, f64)>,
     /// Summed `impact_percent` of its findings.

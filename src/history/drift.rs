@@ -159,7 +159,9 @@ pub fn op_drift(
 }
 
 impl Drift {
-    /// The finding `check` reports: rule `drift`, a timeline finding for the
+    /// The finding `check` reports (`severity`: fail on the target
+    /// branch's own runs, info on a pull request, whose own change the
+    /// other rules judge): rule `drift`, a timeline finding for the
     /// workload's computation time or a regression of the op, with the
     /// merges that added up to it in the message:
     /// `computation time +7.7% over the last 5 merges (abc1234 +1.5%, …)`.
@@ -185,7 +187,7 @@ impl Drift {
         if self.steps.len() > LISTED_COMMITS {
             commits.push(format!("{} more", self.steps.len() - LISTED_COMMITS));
         }
-        let message = format!(
+        let mut message = format!(
             "{what} {:+.1}% over the last {} merges, beyond the {}% drift limit (since {}: {})",
             self.total_percent,
             self.merges,
@@ -193,6 +195,14 @@ impl Drift {
             short(&self.reference_commit),
             commits.join(", ")
         );
+        if severity == Severity::Info {
+            // A pull request is judged on what it adds.
+            let added = self.steps.last().map_or(0.0, |s| s.delta_percent);
+            message.push_str(&format!(
+                "; for information: the drift is the target branch's (judged on its own runs), \
+                 this change adds {added:+.1}%"
+            ));
+        }
         let mut finding = Finding {
             op: self.op.clone(),
             metric: metric.to_string(),
@@ -275,7 +285,7 @@ fn drift_of(
         return None;
     }
     let run: Vec<&Point> = points.iter().chain(std::iter::once(candidate)).collect();
-    let steps = run
+    let steps: Vec<DriftStep> = run
         .windows(2)
         .map(|pair| DriftStep {
             commit: pair[1].commit.clone(),
@@ -287,6 +297,11 @@ fn drift_of(
             },
         })
         .collect();
+    // Drift is added up over merges: one merge holding the growth is a step
+    // (the regression rule's and the change points' to report), not drift.
+    if contributors(&steps, total_percent) < MIN_CONTRIBUTORS {
+        return None;
+    }
     let added = candidate.value_us - reference.value_us;
     Some(Drift {
         workload: String::new(),
@@ -304,6 +319,20 @@ fn drift_of(
         },
         steps,
     })
+}
+
+/// Merges that must each add part of a drift for it to be drift.
+pub const MIN_CONTRIBUTORS: usize = 2;
+
+/// The merges that added a share of the growth: at least half of an even
+/// share of `total_percent` over the steps (five merges of +1.5% are five;
+/// a +21% jump among ±0.5% noise is one).
+fn contributors(steps: &[DriftStep], total_percent: f64) -> usize {
+    let share = total_percent / (2.0 * steps.len().max(1) as f64);
+    steps
+        .iter()
+        .filter(|step| step.delta_percent > 0.0 && step.delta_percent >= share)
+        .count()
 }
 
 /// A run's GPU busy time per step, µs.

@@ -2,7 +2,9 @@
 //! same workload, on the same hardware, on the target branch, its own
 //! commit left out (`check --history`'s baseline window).
 
+use super::changepoint::{self, ChangeOptions};
 use super::entry::EntryMeta;
+use super::series::workload_series;
 
 /// What the window is chosen by.
 #[derive(Clone, Debug, PartialEq)]
@@ -39,7 +41,9 @@ pub fn same_commit(a: &str, b: &str) -> bool {
 }
 
 /// The window: the newest `size` entries matching the query, oldest first
-/// (`entries` are oldest first, as the store lists them).
+/// (`entries` are oldest first, as the store lists them), all after the
+/// last confirmed change point of their computation time per step
+/// ([`changepoint`]): a window never mixes runs from both sides of a step.
 pub fn baseline_window<'a>(entries: &'a [EntryMeta], query: &WindowQuery) -> Vec<&'a EntryMeta> {
     let matching: Vec<&EntryMeta> = entries
         .iter()
@@ -52,7 +56,16 @@ pub fn baseline_window<'a>(entries: &'a [EntryMeta], query: &WindowQuery) -> Vec
                 .is_none_or(|c| !same_commit(&e.commit, c))
         })
         .collect();
-    let skip = matching.len().saturating_sub(query.size);
+    let owned: Vec<EntryMeta> = matching.iter().map(|e| (*e).clone()).collect();
+    let detection = changepoint::detect_points(&workload_series(&owned), &ChangeOptions::default());
+    let since = detection
+        .steps
+        .iter()
+        .filter(|step| step.confirmed)
+        .map(|step| step.index)
+        .max()
+        .unwrap_or(0);
+    let skip = matching.len().saturating_sub(query.size).max(since);
     matching[skip..].to_vec()
 }
 

@@ -4,9 +4,10 @@
 
 use std::path::Path;
 
-use super::gate::kind_label;
+use super::gate::{kind_label, line_counts};
 use super::text::{NAME_CHARS, printable, shorten};
-use crate::gate::verdict::{Finding, Severity, Verdict};
+use crate::gate::judge::verdict_groups;
+use crate::gate::verdict::{FindingGroup, Severity, Verdict};
 
 /// Annotations per type (error, warning): GitHub shows about ten of each per
 /// step. When there are more findings, the last one says how many are left.
@@ -27,20 +28,23 @@ pub struct OutputPaths<'a> {
     pub summary: Option<&'a Path>,
 }
 
-/// The text to append to `$GITHUB_OUTPUT`: `verdict` (`pass`, `fail` or `inconclusive`),
-/// `regressions`, `warnings`, `failures`, `improvements`, `accepted`, `headline`, and
-/// `report-path`, `comment-path`, `summary-path` for the files given. A value
-/// holding a line break is written in the `key<<DELIMITER` form, with a
-/// delimiter that does not occur in it.
+/// The text to append to `$GITHUB_OUTPUT`: `verdict` (`pass`, `fail` or
+/// `inconclusive`); the lines (groups: one per op, as the comment counts
+/// them, [`line_counts`]) `failures` (failing), `inconclusive`, `warnings`,
+/// `regressions` (failing slowdowns), `improvements`, `accepted`;
+/// `headline`; and `report-path`, `comment-path`, `summary-path` for the
+/// files given. A value holding a line break is written in the
+/// `key<<DELIMITER` form, with a delimiter that does not occur in it.
 pub fn github_output_lines(verdict: &Verdict, paths: &OutputPaths<'_>) -> String {
-    let c = &verdict.counts;
+    let lines = line_counts(&verdict_groups(verdict));
     let mut pairs: Vec<(&str, String)> = vec![
         ("verdict", verdict.outcome.as_str().to_string()),
-        ("regressions", c.regressions.to_string()),
-        ("warnings", c.warnings.to_string()),
-        ("failures", c.failures.to_string()),
-        ("improvements", c.improvements.to_string()),
-        ("accepted", c.accepted.to_string()),
+        ("regressions", lines.regressions.to_string()),
+        ("warnings", lines.warning.to_string()),
+        ("failures", lines.failing.to_string()),
+        ("inconclusive", lines.inconclusive.to_string()),
+        ("improvements", lines.improvements.to_string()),
+        ("accepted", lines.accepted.to_string()),
         ("headline", printable(&verdict.headline)),
     ];
     for (key, path) in [
@@ -67,43 +71,42 @@ pub fn github_output_lines(verdict: &Verdict, paths: &OutputPaths<'_>) -> String
     out
 }
 
-/// Workflow commands for the most important findings: `::error` for fail
-/// findings, `::warning` for warn ones (info findings get none), at most
-/// [`ANNOTATIONS_PER_TYPE`] of each, in the verdict's order. Each is one
-/// line, without a newline; data and properties are escaped as the
-/// workflow-command rules require.
+/// Workflow commands for the most important lines, one per group (an op
+/// with all its shapes, as the comment shows it): `::error` for failing
+/// ones (inconclusive included), `::warning` for warning ones (info gets
+/// none), at most [`ANNOTATIONS_PER_TYPE`] of each, in the verdict's order.
+/// Each says the group's line in words and its most important finding's
+/// message. Each is one line, without a newline; data and properties are
+/// escaped as the workflow-command rules require.
 pub fn annotations(verdict: &Verdict) -> Vec<String> {
     let several = verdict.workloads.len() > 1;
+    let groups = verdict_groups(verdict);
     let mut out = Vec::new();
     for (severity, command, what) in [
         (Severity::Fail, "error", "failing"),
         (Severity::Warn, "warning", "warning"),
     ] {
-        let findings: Vec<&Finding> = verdict
-            .findings
-            .iter()
-            .filter(|f| f.severity == severity)
-            .collect();
-        let shown = if findings.len() > ANNOTATIONS_PER_TYPE {
+        let lines: Vec<&FindingGroup> = groups.iter().filter(|g| g.severity == severity).collect();
+        let shown = if lines.len() > ANNOTATIONS_PER_TYPE {
             ANNOTATIONS_PER_TYPE - 1
         } else {
-            findings.len()
+            lines.len()
         };
-        for f in &findings[..shown] {
-            let subject = match &f.op {
-                Some(op) => shorten(&op.name, NAME_CHARS),
-                None => shorten(&f.metric, NAME_CHARS),
-            };
-            let title = format!("tracegate {}: {subject}", kind_label(f.kind));
-            // A message names its op: bounded, as a name in a table is.
-            let message = shorten(&f.message, MESSAGE_CHARS);
-            let mut message = if several {
-                format!("{}: {message}", shorten(&f.workload, NAME_CHARS))
+        for g in &lines[..shown] {
+            let top = g.findings.first().and_then(|&i| verdict.findings.get(i));
+            let kind = if g.inconclusive {
+                "unconfirmed"
             } else {
-                message
+                kind_label(g.kind)
             };
-            if let Some(impact) = f.impact_percent.filter(|v| v.is_finite()) {
-                message.push_str(&format!(" (impact {impact:+.1}% of GPU time)"));
+            let title = format!("tracegate {kind}: {}", shorten(&g.label, NAME_CHARS));
+            let mut message = shorten(&g.summary, MESSAGE_CHARS);
+            // The top finding's own words, unless the line already is them.
+            if let Some(f) = top.filter(|f| !g.summary.contains(&f.message)) {
+                message.push_str(&format!(". {}", shorten(&f.message, MESSAGE_CHARS)));
+            }
+            if several && !g.workload.is_empty() {
+                message = format!("{}: {message}", shorten(&g.workload, NAME_CHARS));
             }
             out.push(format!(
                 "::{command} title={}::{}",
@@ -111,11 +114,11 @@ pub fn annotations(verdict: &Verdict) -> Vec<String> {
                 escape_data(&message)
             ));
         }
-        if shown < findings.len() {
-            let rest = findings.len() - shown;
+        if shown < lines.len() {
+            let rest = lines.len() - shown;
             out.push(format!(
                 "::{command} title={}::{}",
-                escape_property(&format!("tracegate: {rest} more {what} findings")),
+                escape_property(&format!("tracegate: {rest} more {what} lines")),
                 escape_data("See the job summary or report.json for all of them.")
             ));
         }
@@ -143,7 +146,7 @@ fn escape_property(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gate::verdict::{Counts, FindingKind, FindingPriority, OpRef, Outcome};
+    use crate::gate::verdict::{Counts, Finding, FindingKind, FindingPriority, OpRef, Outcome};
 
     fn finding(name: &str, severity: Severity) -> Finding {
         Finding {
@@ -196,7 +199,7 @@ mod tests {
 
     #[test]
     fn output_lines() {
-        let v = verdict(Vec::new());
+        let v = verdict(vec![finding("aten::mm", Severity::Fail)]);
         let report = Path::new("out/report.json");
         let comment = Path::new("out/comment.md");
         let text = github_output_lines(
@@ -209,8 +212,8 @@ mod tests {
         );
         assert_eq!(
             text,
-            "verdict=fail\nregressions=1\nwarnings=0\nfailures=1\nimprovements=0\naccepted=0\n\
-             headline=❌ 1 regression fails the gate\n\
+            "verdict=fail\nregressions=1\nwarnings=0\nfailures=1\ninconclusive=0\nimprovements=0\n\
+             accepted=0\nheadline=❌ 1 regression fails the gate\n\
              report-path=out/report.json\ncomment-path=out/comment.md\n"
         );
     }
@@ -256,10 +259,11 @@ mod tests {
             lines,
             vec![
                 "::error title=tracegate regression%3A aten%3A%3Amm%2C 100%25%0D%0Asecond::\
-                 50%25 slower%0Anext line: yes, really (impact +2.5%25 of GPU time)"
+                 aten::mm, 100%25%0D%0Asecond — 1 shape, +30.0%25 per call, +2.5%25 of GPU time. \
+                 50%25 slower%0Anext line: yes, really"
                     .to_string(),
                 "::warning title=tracegate regression%3A aten%3A%3Abmm::\
-                 aten::bmm is 30%25 slower (impact +2.5%25 of GPU time)"
+                 aten::bmm — 1 shape, +30.0%25 per call, +2.5%25 of GPU time. aten::bmm is 30%25 slower"
                     .to_string(),
             ]
         );
@@ -275,7 +279,8 @@ mod tests {
             lines,
             vec![
                 "::error title=tracegate regression%3A k\\u{1b}]0;x\\u{7}\\u{202e}cba ##\\[error]y::\
-                 \\::add-mask::s\\u{9b}31m ##\\[warning]z (impact +2.5%25 of GPU time)"
+                 k\\u{1b}]0;x\\u{7}\\u{202e}cba ##\\[error]y — 1 shape, +30.0%25 per call, +2.5%25 of \
+                 GPU time. ::add-mask::s\\u{9b}31m ##\\[warning]z"
                     .to_string()
             ]
         );
@@ -291,11 +296,7 @@ mod tests {
         let lines = annotations(&verdict(findings));
         let errors: Vec<&String> = lines.iter().filter(|l| l.starts_with("::error")).collect();
         assert_eq!(errors.len(), ANNOTATIONS_PER_TYPE);
-        assert!(
-            errors[9].contains("16 more failing findings"),
-            "{}",
-            errors[9]
-        );
+        assert!(errors[9].contains("16 more failing lines"), "{}", errors[9]);
         assert_eq!(
             lines.iter().filter(|l| l.starts_with("::warning")).count(),
             4

@@ -54,7 +54,7 @@ pub(super) fn snapshot_of(path: &Path) -> Snapshot {
     Snapshot::from_profile(&profile, String::new(), 0)
 }
 
-fn splitmix64(mut x: u64) -> u64 {
+pub(super) fn splitmix64(mut x: u64) -> u64 {
     x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
     x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
@@ -63,7 +63,7 @@ fn splitmix64(mut x: u64) -> u64 {
 
 /// Every time of an op row times `factor`; its GPU busy and computation
 /// time grow by what it added.
-fn scale_row(snapshot: &mut Snapshot, index: usize, factor: f64) {
+pub(super) fn scale_row(snapshot: &mut Snapshot, index: usize, factor: f64) {
     let op = &mut snapshot.ops[index];
     let added = op.direct.sum * (factor - 1.0);
     for value in [
@@ -133,16 +133,47 @@ pub(super) fn check(
     learned: &LearnedRatios,
     policy: &Policy,
 ) -> Verdict {
+    let verdict = judged(baseline, candidate, hardware, Some(learned), policy);
+    assert!(verdict.workloads.iter().all(|w| w.cross_platform));
+    verdict
+}
+
+/// The catalog hardware of both sides, on the policy's peak basis.
+pub(super) fn hardware_pair(
+    baseline: &Snapshot,
+    candidate: &Snapshot,
+    policy: &Policy,
+) -> (Option<Hardware>, Option<Hardware>) {
+    let catalog = builtin_catalog();
+    match (
+        baseline.fingerprint.catalog_hardware(&catalog),
+        candidate.fingerprint.catalog_hardware(&catalog),
+    ) {
+        (Some(b), Some(c)) => {
+            let (b, c) = Hardware::pair_on_basis(&b, &c, policy.hardware.peak);
+            (Some(b), Some(c))
+        }
+        sides => sides,
+    }
+}
+
+/// `candidate` compared with `baseline` and judged, as `check` does.
+pub(super) fn judged(
+    baseline: &Snapshot,
+    candidate: &Snapshot,
+    hardware: &(Option<Hardware>, Option<Hardware>),
+    learned: Option<&LearnedRatios>,
+    policy: &Policy,
+) -> Verdict {
     let options = CompareOptions {
         baseline_hardware: hardware.0.clone(),
         candidate_hardware: hardware.1.clone(),
         confidence: policy.noise.confidence,
         resamples: policy.noise.resamples as usize,
         seed: policy.noise.seed,
-        learned: Some(learned.clone()),
+        learned: learned.cloned(),
     };
     let comparison = compare::compare(std::slice::from_ref(baseline), candidate, &options);
-    assert!(comparison.cross_platform);
     let workloads = [Workload::Compared {
         comparison,
         candidate,
@@ -169,7 +200,6 @@ pub(super) fn complaints(verdict: &Verdict) -> Vec<String> {
 )]
 fn learned_ratios_pass_the_same_code_and_fail_a_slowed_op_naming_it_first() {
     let policy = Policy::load(&repo("policies/cross-platform.yaml")).expect("shipped policy");
-    let catalog = builtin_catalog();
     let (mut quiet, mut caught, mut cases) = (0, 0, 0);
     let mut misses: Vec<String> = Vec::new();
     let mut one_sided: Vec<String> = Vec::new();
@@ -181,16 +211,11 @@ fn learned_ratios_pass_the_same_code_and_fail_a_slowed_op_naming_it_first() {
             ("MI300X→H100", &mi300, &h100),
         ] {
             let what = format!("{model} {direction}");
-            let hardware = match (
-                baseline.fingerprint.catalog_hardware(&catalog),
-                candidate.fingerprint.catalog_hardware(&catalog),
-            ) {
-                (Some(b), Some(c)) => {
-                    let (b, c) = Hardware::pair_on_basis(&b, &c, policy.hardware.peak);
-                    (Some(b), Some(c))
-                }
-                _ => panic!("{what}: both GPUs are in the catalog"),
-            };
+            let hardware = hardware_pair(baseline, candidate, &policy);
+            assert!(
+                hardware.0.is_some() && hardware.1.is_some(),
+                "{what}: both GPUs are in the catalog"
+            );
             let earlier: Vec<(Snapshot, Snapshot)> = (0..RUNS)
                 .map(|run| {
                     (

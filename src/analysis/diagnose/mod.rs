@@ -389,6 +389,91 @@ pub fn paths(family: &str, bound: Option<Bound>) -> (String, String) {
     (a.to_string(), b)
 }
 
+/// What kind of work an op is, for advice: its perf family or category,
+/// refined by its name where the category cannot tell (an embedding lookup
+/// is `other`, or looked like a GEMM by its `fbgemm` kernels; a copy is
+/// `elementwise`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpKind {
+    /// Embedding lookups (`aten::embedding`, fbgemm's split table batched lookups).
+    Embedding,
+    /// Normalisations.
+    Norm,
+    /// Fused attention.
+    Attention,
+    /// Matrix multiplies.
+    Gemm,
+    /// Convolutions.
+    Conv,
+    /// Elementwise ops, softmax, reductions.
+    Elementwise,
+    /// Collective and point-to-point communication.
+    Communication,
+    /// Copies and dtype/layout/device conversions.
+    Copy,
+}
+
+impl OpKind {
+    /// The kind of op `name` with perf family or category `family`; `None`
+    /// when neither says (an `other` op without a perf model, a runtime
+    /// call, a Triton kernel).
+    pub fn of(name: &str, family: &str) -> Option<OpKind> {
+        let lower = name.to_ascii_lowercase();
+        if lower.contains("embedding") || lower.contains("splitlookup") {
+            return Some(OpKind::Embedding);
+        }
+        let copy = [
+            "aten::copy_",
+            "aten::to",
+            "aten::_to_copy",
+            "aten::clone",
+            "aten::contiguous",
+        ];
+        if copy.contains(&name) || lower.contains("memcpy") {
+            return Some(OpKind::Copy);
+        }
+        Some(match family {
+            "GEMM" => OpKind::Gemm,
+            "SDPA_fwd" | "SDPA_bwd" => OpKind::Attention,
+            "CONV_fwd" | "CONV_bwd" => OpKind::Conv,
+            "Normalization" | "NORM_fwd" | "NORM_bwd" => OpKind::Norm,
+            "comm" => OpKind::Communication,
+            "elementwise" | "UnaryElementwise" | "BinaryElementwise" | "softmax" | "reduce"
+            | "Reduce_fwd" => OpKind::Elementwise,
+            _ => return None,
+        })
+    }
+}
+
+/// Path A and Path B for a slower op, by its kind ([`OpKind::of`]);
+/// `None` when there is nothing specific to say.
+pub fn op_paths(name: &str, family: &str, bound: Option<Bound>) -> Option<(String, String)> {
+    let replay = "a replay package reproduces the call for the kernel team";
+    let (a, b) = match OpKind::of(name, family) {
+        Some(OpKind::Embedding) => (
+            "check the lookups' inputs first (more indices per bag, a skewed index distribution, larger tables): they set an embedding's cost; keep the tables' dtype and cache placement".to_string(),
+            format!(
+                "tune the lookup kernel (fbgemm's table-batched embedding: its cache and optimizer variants) for this table layout; {replay}"
+            ),
+        ),
+        Some(OpKind::Copy) => (
+            "avoid the copy: keep tensors in the dtype, layout and device their consumer wants (no .contiguous() or .to() in the hot path); host copies: pinned memory and non_blocking=True".to_string(),
+            "check the copy reaches the memory bandwidth (PCIe or the link for host and peer copies) and that it is not waiting on a synchronisation".to_string(),
+        ),
+        Some(OpKind::Communication) => (
+            "overlap the communication with computation (bucket sizes, async collectives), or send fewer, larger messages".to_string(),
+            "compare its bus bandwidth with the link's and check the collective library's settings (algorithm, protocol, channels) and the topology".to_string(),
+        ),
+        Some(OpKind::Gemm | OpKind::Attention | OpKind::Conv | OpKind::Norm) => paths(family, bound),
+        Some(OpKind::Elementwise) => paths("elementwise", bound),
+        None => match bound {
+            Some(_) => paths(family, bound),
+            None => return None,
+        },
+    };
+    Some((a, b))
+}
+
 fn is_simple_elementwise(family: &str) -> bool {
     matches!(family, "UnaryElementwise" | "BinaryElementwise")
 }

@@ -364,7 +364,10 @@ pub fn of_kernel(name: &str, comm: &CommKernels) -> Category {
         return Category::Triton;
     }
     let words = comm::words(name);
-    if words.iter().any(|w| w.contains("gemm"))
+    // `fbgemm` is a library's name (its embedding lookups run no GEMM).
+    if words
+        .iter()
+        .any(|w| w.contains("gemm") && !w.starts_with("fbgemm"))
         || lower.contains("cublas")
         || lower.starts_with("cijk_")
         || lower.contains("hipblaslt")

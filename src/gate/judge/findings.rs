@@ -56,7 +56,8 @@ pub(super) fn op_finding(
             Bound::Memory
         }
     });
-    let (path_a, path_b) = diagnose::paths(family, bound);
+    let paths = diagnose::op_paths(&side.key.name, family, bound);
+    let (path_a, path_b) = paths.unzip();
     let is_slowdown = matches!(
         kind,
         FindingKind::Regression
@@ -68,8 +69,8 @@ pub(super) fn op_finding(
         op: Some(side.op_ref()),
         metric: "median kernel time per call".into(),
         unit: "µs".into(),
-        path_a: is_slowdown.then_some(path_a),
-        path_b: is_slowdown.then_some(path_b),
+        path_a: path_a.filter(|_| is_slowdown),
+        path_b: path_b.filter(|_| is_slowdown),
         ..Finding::new(rule, severity, kind, workload, message)
     }
 }

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use super::summary::op_key_text;
 use crate::gate::compare::OpComparison;
 use crate::gate::verdict::{
-    DRIFT_RULE, Finding, FindingGroup, FindingKind, OpRef, Severity, WorkloadSummary,
+    DRIFT_RULE, Finding, FindingGroup, FindingKind, OpRef, Per, Severity, WorkloadSummary,
 };
 
 /// Groups `findings` (already sorted) by workload, op name and kind, in the
@@ -27,6 +27,14 @@ pub(super) fn group_findings(
     rows: &HashMap<(String, String), &OpComparison>,
     summaries: &[WorkloadSummary],
 ) -> Vec<FindingGroup> {
+    // Each workload's matched rows, once each: how much of its time moved.
+    let mut workload_rows: HashMap<&str, Vec<&OpComparison>> = HashMap::new();
+    for ((workload, _), &row) in rows {
+        let list = workload_rows.entry(workload.as_str()).or_default();
+        if !list.iter().any(|r| std::ptr::eq(*r, row)) {
+            list.push(row);
+        }
+    }
     let mut order: Vec<Vec<usize>> = Vec::new();
     // A drift finding (over merges, from the history) is a group of its own.
     let mut index: HashMap<(String, String, FindingKind, bool), usize> = HashMap::new();
@@ -59,15 +67,21 @@ pub(super) fn group_findings(
                 .find(|s| s.name == first.workload)
                 .map(|s| environment_changes(s, first.op.as_ref().map(|o| o.category.as_str())))
                 .unwrap_or_default();
-            let matched: Vec<&OpComparison> = members
-                .iter()
-                .filter_map(|&i| {
-                    let f = &findings[i];
-                    let op = f.op.as_ref()?;
-                    rows.get(&(f.workload.clone(), op_key_text(op))).copied()
-                })
-                .collect();
-            build(findings, members, &matched, environment)
+            let mut matched: Vec<&OpComparison> = Vec::new();
+            for &i in &members {
+                let f = &findings[i];
+                let row =
+                    f.op.as_ref()
+                        .and_then(|op| rows.get(&(f.workload.clone(), op_key_text(op))));
+                // Two findings about one row (per call and per launch) count it once.
+                if let Some(&row) = row.filter(|r| !matched.iter().any(|m| std::ptr::eq(*m, **r))) {
+                    matched.push(row);
+                }
+            }
+            let workload = workload_rows
+                .get(first.workload.as_str())
+                .map_or(&[][..], Vec::as_slice);
+            build(findings, members, &matched, workload, environment)
         })
         .collect()
 }
@@ -76,12 +90,18 @@ fn build(
     findings: &[Finding],
     members: Vec<usize>,
     matched: &[&OpComparison],
+    workload_rows: &[&OpComparison],
     environment_changes: String,
 ) -> FindingGroup {
     let group: Vec<&Finding> = members.iter().map(|&i| &findings[i]).collect();
     let first = group[0];
     let label = match &first.op {
         Some(op) => op.name.clone(),
+        // What these are about: the workload, the policy entry.
+        None if first.kind == FindingKind::NothingToCompare => {
+            format!("workload {}", first.workload)
+        }
+        None if first.kind == FindingKind::Policy => format!("policy {}", first.rule),
         None => first.metric.replace('_', " "),
     };
     let severity = group
@@ -105,6 +125,18 @@ fn build(
         .collect();
     dims.sort_unstable();
     dims.dedup();
+    // A finding about the op's rows summed ("46 shapes") counts the op's
+    // shapes; its pseudo-dims are no shape of their own.
+    let summed: Vec<&Finding> = group
+        .iter()
+        .copied()
+        .filter(|f| f.op.as_ref().is_some_and(|op| summed_shapes(op).is_some()))
+        .collect();
+    dims.retain(|(d, _, _)| summed_shapes_text(d).is_none());
+    let shapes = summed
+        .iter()
+        .filter_map(|f| f.op.as_ref().and_then(summed_shapes))
+        .fold(dims.len(), usize::max);
     let deltas: Vec<f64> = group
         .iter()
         .filter_map(|f| f.delta_percent.filter(|d| d.is_finite()))
@@ -116,20 +148,17 @@ fn build(
                 (lo.min(d), hi.max(d))
             })
     });
-    // Ratio of totals when every finding has its matched row; a lone
-    // finding keeps its own figure.
-    let all_matched = matched.len() == group.len();
-    let delta_percent = if deltas.is_empty() {
-        None
-    } else if all_matched {
-        ratio_percent(
-            matched.iter().map(|r| r.baseline.time_us).sum(),
-            matched.iter().map(|r| r.candidate.time_us).sum(),
-        )
-    } else if group.len() == 1 {
-        first.delta_percent.filter(|d| d.is_finite())
+    // The group's change is one of the figures its rows show, so that the
+    // line and its rows never disagree: the op's summed rows when a finding
+    // judged them, else the ratio of the summed figures the rows show when
+    // they share one metric, else the most important row's own figure.
+    let lead = summed.first().copied().unwrap_or(first);
+    let (delta_percent, delta_per) = if deltas.is_empty() {
+        (None, None)
+    } else if let Some(d) = shown_totals(&group).filter(|_| summed.is_empty() && group.len() > 1) {
+        (Some(d), per_of(first))
     } else {
-        shown_totals(&group)
+        (lead.delta_percent.filter(|d| d.is_finite()), per_of(lead))
     };
     let impacts: Vec<f64> = group
         .iter()
@@ -162,8 +191,9 @@ fn build(
         inconclusive,
         findings: members,
         tags,
-        shapes: dims.len(),
+        shapes,
         delta_percent,
+        delta_per,
         delta_range_percent,
         impact_percent,
         same_kernels,
@@ -192,9 +222,54 @@ fn build(
     } else if inconclusive {
         Some(UNCONFIRMED_ADVICE.to_string())
     } else {
-        advice(&result)
+        advice(
+            &result,
+            moved_share(workload_rows, matched, result.per_call_delta_percent),
+        )
     };
     result
+}
+
+/// How much of a workload's GPU time moved with a group: the share of its
+/// other matched rows' baseline time in rows whose time per call grew by at
+/// least half of `delta_percent`, when those rows together grew by at least
+/// that much too; else 0 (one row's noise is no machine-wide move). Near 1
+/// when the whole GPU slowed (clocks, power, the machine), small when one
+/// op moved alone. `None` without other rows or without a slowdown.
+fn moved_share(
+    rows: &[&OpComparison],
+    own: &[&OpComparison],
+    delta_percent: Option<f64>,
+) -> Option<f64> {
+    let delta = delta_percent.filter(|d| d.is_finite() && *d > 0.0)?;
+    let per_call = |side: &crate::gate::compare::OpSide| {
+        if side.count > 0 {
+            side.total_us / side.count as f64
+        } else {
+            side.median_us
+        }
+    };
+    let (mut moved, mut all, mut before, mut after) = (0.0, 0.0, 0.0, 0.0);
+    for row in rows
+        .iter()
+        .filter(|r| !own.iter().any(|o| std::ptr::eq(*o, **r)))
+    {
+        let (base, cand) = (per_call(&row.baseline), per_call(&row.candidate));
+        let weight = row.baseline.time_us.max(0.0);
+        all += weight;
+        if base > 0.0 && cand.is_finite() {
+            before += weight;
+            after += weight * cand / base;
+            if (cand / base - 1.0) * 100.0 >= delta / 2.0 {
+                moved += weight;
+            }
+        }
+    }
+    if all <= 0.0 {
+        return None;
+    }
+    let together = before > 0.0 && (after / before - 1.0) * 100.0 >= delta / 2.0;
+    Some(if together { moved / all } else { 0.0 })
 }
 
 /// The advice of an inconclusive group: what would settle it.
@@ -218,6 +293,31 @@ fn shown_totals(group: &[&Finding]) -> Option<f64> {
         pairs.iter().map(|p| p.0).sum(),
         pairs.iter().map(|p| p.1).sum(),
     )
+}
+
+/// What a finding's times are per: its statistics' `per`, else its
+/// metric's words (`median kernel time per call`).
+pub fn per_of(f: &Finding) -> Option<Per> {
+    f.statistics.per.or_else(|| {
+        [Per::Call, Per::Step, Per::Run]
+            .into_iter()
+            .find(|per| f.metric.contains(&format!("per {}", per.as_str())))
+    })
+}
+
+/// The shapes an op finding about its rows summed stands for: `46` for the
+/// dims `46 shapes` (see `findings::summed_rows`); `None` for one shape's row.
+pub fn summed_shapes(op: &OpRef) -> Option<usize> {
+    (op.input_type.is_empty() && op.input_strides.is_empty())
+        .then(|| summed_shapes_text(&op.input_dims))
+        .flatten()
+}
+
+fn summed_shapes_text(dims: &str) -> Option<usize> {
+    let number = dims
+        .strip_suffix(" shapes")
+        .or_else(|| dims.strip_suffix(" shape"))?;
+    number.parse().ok()
 }
 
 fn ratio_percent(baseline: f64, candidate: f64) -> Option<f64> {
@@ -382,7 +482,17 @@ fn signed(v: f64) -> String {
     text.strip_suffix(".0").map_or(text.clone(), str::to_string)
 }
 
-/// `aten::mm — 8 shapes, +27…+32%, same kernels, +12.0% of GPU time`.
+/// `1 shape`, `8 shapes`.
+pub fn shapes_text(shapes: usize) -> String {
+    if shapes == 1 {
+        "1 shape".to_string()
+    } else {
+        format!("{shapes} shapes")
+    }
+}
+
+/// `aten::mm — 8 shapes, +29.5% per call (rows +27…+32%), same kernels,
+/// +12.0% of GPU time`.
 fn summary_line(g: &FindingGroup, first: &Finding) -> String {
     let mut parts: Vec<String> = Vec::new();
     if first.rule == DRIFT_RULE {
@@ -390,18 +500,31 @@ fn summary_line(g: &FindingGroup, first: &Finding) -> String {
         parts.push("all shapes, over the last merges".to_string());
     } else if first.op.is_some() && !first.kind.is_rank_set() {
         let n = g.findings.len();
-        parts.push(match (g.shapes, n) {
-            (1, 1) => "1 shape".to_string(),
-            (s, n) if s == n => format!("{s} shapes"),
-            (s, n) => format!("{s} shapes, {n} findings"),
+        let shapes = shapes_text(g.shapes);
+        parts.push(if n > g.shapes {
+            format!("{shapes}, {n} findings")
+        } else {
+            shapes
         });
     }
-    match (g.delta_range_percent, g.delta_percent) {
-        (Some((lo, hi)), _) if g.findings.len() > 1 && (hi - lo).abs() >= 0.5 => {
+    // The group's Δ (the line's figure) with what it is per, then the
+    // rows' range when they differ.
+    let per = g
+        .delta_per
+        .map_or(String::new(), |per| format!(" per {}", per.as_str()));
+    match (g.delta_percent, g.delta_range_percent) {
+        (Some(d), Some((lo, hi))) if g.findings.len() > 1 && (hi - lo).abs() >= 0.5 => {
+            parts.push(format!(
+                "{d:+.1}%{per} (rows {}…{}%)",
+                signed(lo.round()),
+                signed(hi.round())
+            ))
+        }
+        (Some(d), _) => parts.push(format!("{d:+.1}%{per}")),
+        (None, Some((lo, hi))) if (hi - lo).abs() >= 0.5 => {
             parts.push(format!("{}…{}%", signed(lo.round()), signed(hi.round())));
         }
-        (_, Some(d)) => parts.push(format!("{d:+.1}%")),
-        (Some((lo, _)), None) => parts.push(format!("{lo:+.1}%")),
+        (None, Some((lo, _))) => parts.push(format!("{lo:+.1}%")),
         _ => {}
     }
     if matches!(
@@ -421,15 +544,21 @@ fn summary_line(g: &FindingGroup, first: &Finding) -> String {
         parts.push(format!("{i:+.1}% of GPU time"));
     }
     if parts.is_empty() {
-        g.label.clone()
+        // Nothing to count: the finding's own words say what it is.
+        format!("{}: {}", g.label, first.message)
     } else {
         format!("{} — {}", g.label, parts.join(", "))
     }
 }
 
-/// Why a slowdown group likely happened, from its figures and the
-/// environments; `None` for groups that are not slowdowns.
-fn advice(g: &FindingGroup) -> Option<String> {
+/// Above this share of the matched GPU time moving with a group, the
+/// machine (clocks, power) is the likelier cause than the op.
+const MOVED_TOGETHER: f64 = 0.5;
+
+/// Why a slowdown group likely happened, from its figures, the environments
+/// and `moved` (the share of the workload's GPU time that slowed with it,
+/// [`moved_share`]); `None` for groups that are not slowdowns.
+fn advice(g: &FindingGroup, moved: Option<f64>) -> Option<String> {
     let slower = matches!(
         g.kind,
         FindingKind::Regression | FindingKind::UnexpectedRatio
@@ -460,9 +589,19 @@ fn advice(g: &FindingGroup) -> Option<String> {
         (Some(true), Some(v)) => format!(
             "The same kernels take longer{per_call}, and the sides differ in {v}: check that change first."
         ),
-        (Some(true), None) => format!(
-            "The same kernels take longer{per_call} and no recorded version differs between the sides: suspect clocks, power or the machine (rerun with locked clocks), or the inputs' data."
-        ),
+        (Some(true), None) => match moved {
+            Some(share) if share > MOVED_TOGETHER => format!(
+                "The same kernels take longer{per_call}, no recorded version differs between the sides, and most of the GPU time moved with it ({:.0}% of the other ops' time slowed too): suspect clocks, power or the machine (rerun with locked clocks).",
+                share * 100.0
+            ),
+            Some(share) => format!(
+                "The same kernels take longer{per_call} and no recorded version differs, but this op moved alone ({:.0}% of the other ops' GPU time slowed with it): unlikely to be the machine; look at what reaches it (its input data, layouts, what runs beside it).",
+                share * 100.0
+            ),
+            None => format!(
+                "The same kernels take longer{per_call} and no recorded version differs between the sides: compare its inputs and the GPU time around it."
+            ),
+        },
         (Some(false), Some(v)) => format!(
             "Another kernel runs{per_call}, and the sides differ in {v}: that change likely chose it; pin or tune the kernel (Path B)."
         ),

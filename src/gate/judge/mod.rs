@@ -70,6 +70,7 @@ pub use accept::JudgeOptions;
 use accept::{apply_accepts, unmatched_entries};
 use findings::nothing_to_compare;
 use groups::group_findings;
+pub use groups::{per_of, shapes_text, summed_shapes};
 use rows::false_discovery_control;
 pub use rows::{SINGLE_SAMPLE_Z, at_call, one_call_noise, single_sample_z};
 use summary::{headline, op_key_text, summary};

@@ -106,6 +106,9 @@ fn brief(group: &FindingGroup, multi: bool) -> String {
     );
     match group.delta_percent {
         Some(d) if figure => text.push_str(&format!(" {d:+.1}%")),
+        // The label names the workload or the policy entry already.
+        _ if group.kind == FindingKind::NothingToCompare => text.push_str(": nothing to compare"),
+        _ if group.kind == FindingKind::Policy => text.push_str(" matches nothing"),
         _ => {
             let kind = serde_json::to_value(group.kind)
                 .ok()
@@ -114,10 +117,10 @@ fn brief(group: &FindingGroup, multi: bool) -> String {
             text.push_str(&format!(": {kind}"));
         }
     }
-    if group.findings.len() > 1 {
+    if group.shapes > 1 {
         text.push_str(&format!(" ({} shapes)", group.shapes));
     }
-    if multi {
+    if multi && group.kind != FindingKind::NothingToCompare && !group.workload.is_empty() {
         text.push_str(&format!(" in {}", group.workload));
     }
     text

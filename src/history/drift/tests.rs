@@ -316,4 +316,61 @@ fn correlated_run_noise_does_not_drift_but_a_jump_beyond_it_does() {
     let runs = fixture(6, 5);
     let drift = workload_drift(&runs[..10], &runs[10], &rule).expect("drifts");
     assert_eq!(drift.limit_percent, 5.0);
+
+#[test]
+fn a_jump_in_one_merge_is_a_step_not_drift() {
+    // Four flat merges, then one PR +21% (issue 23): one merge holds it all.
+    let mut history: Vec<EntryMeta> = (0..8)
+        .map(|i| entry(&format!("base{i}"), 10_000.0))
+        .collect();
+    let candidate = entry("jump", 12_100.0);
+    assert_eq!(workload_drift(&history, &candidate, &rule(5, 5.0)), None);
+    // Two merges of +5% each are drift.
+    history.push(entry("first", 10_500.0));
+    let candidate = entry("second", 11_025.0);
+    let drift = workload_drift(&history, &candidate, &rule(5, 5.0)).expect("drift");
+    assert!(drift.total_percent > 10.0, "{drift:?}");
+}
+
+#[test]
+fn the_window_starts_after_a_confirmed_step() {
+    use crate::history::window::{WindowQuery, baseline_window};
+    // main ×1.2 at c5, then c6…c8 at the new level: a PR equal to c8 has no
+    // drift, and its baseline window holds no run from before the step.
+    let history: Vec<EntryMeta> = (1..=8)
+        .map(|i| entry(&format!("c{i}"), if i < 5 { 10_000.0 } else { 12_000.0 }))
+        .collect();
+    let candidate = entry("pr", 12_000.0);
+    let query = WindowQuery {
+        workload: "w",
+        hardware: "",
+        branch: "main",
+        exclude_commit: None,
+        size: usize::MAX,
+    };
+    let window: Vec<EntryMeta> = baseline_window(&history, &query)
+        .into_iter()
+        .cloned()
+        .collect();
+    assert_eq!(
+        window.first().map(|e| e.commit.as_str()),
+        Some("c5"),
+        "{window:?}"
+    );
+    assert_eq!(workload_drift(&window, &candidate, &rule(5, 5.0)), None);
+    assert_eq!(workload_drift(&history, &candidate, &rule(5, 5.0)), None);
+}
+
+#[test]
+fn on_a_pull_request_drift_is_information_saying_what_the_change_adds() {
+    let history = fixture(3, 4);
+    let candidate = entry("pr", 10_000.0 * 1.015f64.powi(5));
+    let drift = workload_drift(&history, &candidate, &rule(5, 5.0)).expect("drift");
+    let finding = drift.finding(Severity::Info);
+    assert_eq!(finding.severity, Severity::Info);
+    assert!(
+        finding.message.contains("this change adds +1.5%"),
+        "{}",
+        finding.message
+    );
 }

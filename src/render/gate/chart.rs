@@ -4,8 +4,9 @@
 
 use std::fmt::Write;
 
+use crate::gate::judge::{shapes_text, summed_shapes};
 use crate::gate::verdict::{Finding, FindingGroup};
-use crate::render::text::{only_ascii, printable, shorten};
+use crate::render::text::{escape, only_ascii, printable, shorten};
 
 const CHART_BARS: usize = 10;
 const DIFF_MAX_LINES: usize = 80;
@@ -46,7 +47,10 @@ pub(super) fn fenced_diff(diff: &str) -> String {
 /// percentage of the baseline (100 = unchanged; bars start at 0, which is
 /// how Mermaid draws them), with a line at 100. Each bar is labelled with
 /// its op and shape (`aten::mm 1024x4096 4096x4096`, `aten::mm 8 shapes`).
-/// Empty with fewer than two bars (a table says one change as well).
+/// The axis is scaled to the bulk of the bars, not to an outlier: a bar
+/// beyond [`axis_top`] is cut there, its label says so with its real
+/// change, and a line under the chart names it. Empty with fewer than two
+/// bars (a table says one change as well).
 pub(super) fn chart(groups: &[&FindingGroup], findings: &[Finding]) -> String {
     let mut changes: Vec<&FindingGroup> = groups
         .iter()
@@ -70,24 +74,62 @@ pub(super) fn chart(groups: &[&FindingGroup], findings: &[Finding]) -> String {
         y.0.total_cmp(&x.0).then(y.1.total_cmp(&x.1))
     });
     changes.truncate(CHART_BARS);
-    let labels: Vec<String> = changes
-        .iter()
-        .map(|g| format!("\"{}\"", mermaid_label(&bar_label(g, findings))))
-        .collect();
     let values: Vec<f64> = changes
         .iter()
         .map(|g| (100.0 + g.delta_percent.unwrap_or(0.0)).max(0.0))
         .collect();
-    let top = values.iter().copied().fold(100.0, f64::max) * 1.1;
+    let cap = axis_top(&values);
+    let mut cut: Vec<String> = Vec::new();
+    let labels: Vec<String> = changes
+        .iter()
+        .zip(&values)
+        .map(|(g, &v)| {
+            let label = bar_label(g, findings);
+            let text = if v > cap {
+                let delta = format!("{:+.0}%", v - 100.0);
+                cut.push(escape(&format!("{label} {delta}")));
+                let suffix = format!(" {delta} cut");
+                format!(
+                    "{}{suffix}",
+                    mermaid_label(&shorten(&label, MERMAID_LABEL - suffix.len()))
+                )
+            } else {
+                mermaid_label(&label)
+            };
+            format!("\"{text}\"")
+        })
+        .collect();
+    let bars: Vec<String> = values
+        .iter()
+        .map(|v| format!("{:.1}", v.min(cap)))
+        .collect();
+    let top = values.iter().map(|v| v.min(cap)).fold(100.0, f64::max) * 1.1;
     let top = (top / 10.0).ceil() * 10.0;
-    let bars: Vec<String> = values.iter().map(|v| format!("{v:.1}")).collect();
     let line: Vec<&str> = values.iter().map(|_| "100").collect();
+    let note = if cut.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "\n\nBars cut at {cap:.0}% of baseline so the others stay readable: {}.",
+            cut.join(", ")
+        )
+    };
     format!(
-        "```mermaid\nxychart-beta\n    title \"Candidate as % of baseline (100 = unchanged)\"\n    x-axis [{}]\n    y-axis \"% of baseline\" 0 --> {top:.0}\n    bar [{}]\n    line [{}]\n```",
+        "```mermaid\nxychart-beta\n    title \"Candidate as % of baseline (100 = unchanged)\"\n    x-axis [{}]\n    y-axis \"% of baseline\" 0 --> {top:.0}\n    bar [{}]\n    line [{}]\n```{note}",
         labels.join(", "),
         bars.join(", "),
         line.join(", ")
     )
+}
+
+/// Where the chart's axis ends: three times the median bar (at least 200%
+/// of baseline), so that one +15,000% bar does not flatten the rest; never
+/// below the bars when none is far from the others.
+fn axis_top(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let median = sorted.get(sorted.len() / 2).copied().unwrap_or(100.0);
+    (median * 3.0).max(200.0)
 }
 
 /// A bar's label: the op and its shape in short (`1024x4096 4096x4096`, with
@@ -99,7 +141,9 @@ fn bar_label(group: &FindingGroup, findings: &[Finding]) -> String {
         .and_then(|&i| findings.get(i))
         .and_then(|f| f.op.as_ref());
     match op {
-        Some(_) if group.shapes > 1 => format!("{} {} shapes", group.label, group.shapes),
+        Some(op) if group.shapes > 1 || summed_shapes(op).is_some() => {
+            format!("{} {}", group.label, shapes_text(group.shapes))
+        }
         Some(op) => {
             let shape: String = op
                 .input_dims
@@ -122,8 +166,11 @@ fn bar_label(group: &FindingGroup, findings: &[Finding]) -> String {
     }
 }
 
+/// The longest Mermaid label, in characters.
+const MERMAID_LABEL: usize = 40;
+
 /// A Mermaid string label: at most 40 characters from a safe set (no quotes,
 /// brackets, `#` entities or backticks).
 fn mermaid_label(text: &str) -> String {
-    shorten(&only_ascii(text, " _:.-/+=,()", '?'), 40)
+    shorten(&only_ascii(text, " _:.-/+=,()", '?'), MERMAID_LABEL)
 }

@@ -5,8 +5,9 @@
 use serde::Serialize;
 
 use super::finding::{NONE, Row, against_expected, kind_label, shape_of, signed_percent};
+use crate::gate::judge::{shapes_text, summed_shapes};
 use crate::gate::verdict::{
-    Counts, DRIFT_RULE, Finding, FindingGroup, FindingKind, LearnedFrom, Severity, Verdict,
+    DRIFT_RULE, Finding, FindingGroup, FindingKind, LearnedFrom, Severity, Verdict,
 };
 use crate::render::text::{plain_url, shorten};
 
@@ -42,12 +43,12 @@ pub(super) struct GroupView {
     replay: String,
     /// The artifact holding them, when known and there are any.
     replay_url: Option<String>,
-    summary: String,
+    pub(super) summary: String,
     /// Who accepted its findings and why (`accepted by --accept: reason`).
     accepted: Option<String>,
     pub(super) advice: Option<String>,
-    path_a: Option<String>,
-    path_b: Option<String>,
+    pub(super) path_a: Option<String>,
+    pub(super) path_b: Option<String>,
     /// The times' metric when the rows share one (`kernel time per step …`).
     metric: Option<String>,
     rows: Vec<ShapeRow>,
@@ -71,6 +72,11 @@ pub(super) struct GroupView {
     /// The input dims of its one shape, as recorded (the terminal compacts them).
     #[serde(skip)]
     pub(super) dims: Option<String>,
+    /// What a `Tracegate-Accept:` trailer or a `tracegate-accept:` label
+    /// names to accept it: the op's name, or `rule:RULE`; `None` when it
+    /// is no plain text to quote (a name with backticks or odd characters).
+    #[serde(skip)]
+    pub(super) accept: Option<String>,
 }
 
 impl GroupView {
@@ -113,12 +119,14 @@ impl GroupView {
             n => format!("{n} packages"),
         };
         let has_op = findings.iter().any(|f| f.op.is_some());
-        let shapes = match (has_op, group.shapes) {
-            (false, _) => NONE.to_string(),
-            (true, 1) => rows
-                .first()
-                .map_or(NONE.to_string(), |r| shorten(&r.row.shape, 40)),
-            (true, n) => format!("{n} shapes"),
+        // One shape's row shows its dims; rows summed show how many shapes.
+        let one_shape = findings
+            .iter()
+            .find(|f| f.op.as_ref().is_some_and(|op| summed_shapes(op).is_none()));
+        let shapes = match (has_op, group.shapes, one_shape) {
+            (false, _, _) => NONE.to_string(),
+            (true, 1, Some(f)) => shorten(shape_of(f), 40),
+            (true, n, _) => shapes_text(n),
         };
         let metric = findings
             .first()
@@ -145,7 +153,7 @@ impl GroupView {
             workload: shorten(&group.workload, 60),
             op: shorten(&group.label, 60),
             shapes,
-            delta: signed_percent(group.delta_percent),
+            delta: delta_with_per(group),
             impact: signed_percent(group.impact_percent),
             why: why(group, &findings, cross_platform),
             replay,
@@ -166,9 +174,16 @@ impl GroupView {
             level: group.severity,
             kind: group.kind,
             size: findings.len(),
-            dims: findings
-                .first()
-                .filter(|_| has_op && group.shapes == 1)
+            accept: findings.first().and_then(|f| {
+                let value = match &f.op {
+                    Some(op) => op.name.clone(),
+                    None => format!("rule:{}", f.rule),
+                };
+                let plain = |c: char| c.is_ascii_alphanumeric() || "_:.<>,*/[]-".contains(c);
+                (value.len() <= 120 && value.chars().all(plain)).then_some(value)
+            }),
+            dims: one_shape
+                .filter(|_| group.shapes == 1)
                 .map(|f| shape_of(f).to_string()),
         }
     }
@@ -208,31 +223,68 @@ pub(super) fn group_views(
     (flagged, info)
 }
 
-/// Failing, inconclusive and warning lines: the verdict's group counts,
-/// or counted from the groups for a report.json written before they
-/// existed.
-pub(super) fn group_counts(groups: &[FindingGroup], c: &Counts) -> (usize, usize, usize) {
-    let count = |s: Severity, inconclusive: bool| {
-        groups
-            .iter()
-            .filter(|g| g.severity == s && g.inconclusive == inconclusive)
-            .count()
-    };
-    if c.failing_groups + c.inconclusive_groups + c.warning_groups > 0 || groups.is_empty() {
-        (c.failing_groups, c.inconclusive_groups, c.warning_groups)
-    } else {
-        (
-            count(Severity::Fail, false),
-            count(Severity::Fail, true),
-            count(Severity::Warn, false),
-        )
+/// The lines (groups) every output counts: the comment's and summary's
+/// counts line, the terminal's, the GitHub outputs. One count for all, so
+/// that no two of them disagree.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct LineCounts {
+    /// Failing lines the data confirms.
+    pub failing: usize,
+    /// Failing lines the data cannot confirm ([`FindingGroup::inconclusive`]).
+    pub inconclusive: usize,
+    /// Warning lines.
+    pub warning: usize,
+    /// Failing lines that are slowdowns (an op, a collective, a ratio).
+    pub regressions: usize,
+    /// Improvement lines.
+    pub improvements: usize,
+    /// Accepted lines.
+    pub accepted: usize,
+}
+
+/// The lines of `groups` (the verdict's, [`verdict_groups`](crate::gate::judge::verdict_groups)) counted.
+pub fn line_counts(groups: &[FindingGroup]) -> LineCounts {
+    let count = |keep: &dyn Fn(&FindingGroup) -> bool| groups.iter().filter(|g| keep(g)).count();
+    LineCounts {
+        failing: count(&|g| g.severity == Severity::Fail && !g.inconclusive),
+        inconclusive: count(&|g| g.severity == Severity::Fail && g.inconclusive),
+        warning: count(&|g| g.severity == Severity::Warn),
+        regressions: count(&|g| {
+            g.severity == Severity::Fail
+                && !g.inconclusive
+                && matches!(
+                    g.kind,
+                    FindingKind::Regression
+                        | FindingKind::Collective
+                        | FindingKind::UnexpectedRatio
+                )
+        }),
+        improvements: count(&|g| g.kind == FindingKind::Improvement),
+        accepted: count(&|g| g.severity == Severity::Accepted),
+    }
+}
+
+/// The group's Δ with what its times are per: `+25.0%/call`; `—` without one.
+pub(super) fn delta_with_per(group: &FindingGroup) -> String {
+    let text = signed_percent(group.delta_percent);
+    match group.delta_per {
+        Some(per) if text != NONE => format!("{text}/{}", per.as_str()),
+        _ => text,
     }
 }
 
 /// The short reason cell: the kernels for a slowdown (with the expected
-/// ratio in a cross-platform run), else the kind.
+/// ratio in a cross-platform run), else the kind; for a finding about no op
+/// without a figure (nothing to compare, a policy entry, integrity), its
+/// message: the reason is the finding.
 fn why(group: &FindingGroup, findings: &[&Finding], cross_platform: bool) -> String {
     let mut parts: Vec<String> = Vec::new();
+    if let Some(f) = findings
+        .first()
+        .filter(|f| f.op.is_none() && group.delta_percent.is_none())
+    {
+        return shorten(&f.message, WHY_MESSAGE_CHARS);
+    }
     if findings.iter().any(|f| f.rule == DRIFT_RULE) {
         return "drift over merges".to_string();
     }
@@ -303,6 +355,9 @@ fn why(group: &FindingGroup, findings: &[&Finding], cross_platform: bool) -> Str
     }
     parts.join(", ")
 }
+
+/// The longest message a reason cell quotes, in characters.
+const WHY_MESSAGE_CHARS: usize = 200;
 
 /// A replay package's file name (the artifact holds the `replay/` folder).
 pub(super) fn package_name(path: &str) -> String {

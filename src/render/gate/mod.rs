@@ -30,7 +30,8 @@
 //! | `icon` | ✅, ⚠️, ☑️, ❌ or ❔ |
 //! | `headline` | the verdict's headline without a leading status icon |
 //! | `title` | the verdict line after `tracegate:`: `status · headline`, or the headline alone when it opens with the status' word |
-//! | `counts` | the verdict's counts: `regressions`, `warnings`, `failures`, `improvements`, `unchanged`, `new`, `missing`, `failing_groups`, `inconclusive_groups`, `warning_groups`, `accepted` |
+//! | `lines` | the lines (groups) counted, as every output counts them: `failing`, `inconclusive`, `warning`, `regressions`, `improvements`, `accepted` |
+//! | `counts` | the verdict's counts (of findings, except the `*_groups`): `regressions`, `warnings`, `failures`, `improvements`, `unchanged`, `new`, `missing`, `failing_groups`, `inconclusive_groups`, `warning_groups`, `accepted` |
 //! | `failing`, `inconclusive`, `warning` | failing, inconclusive and warning lines (groups) |
 //! | `workloads` | per workload: `name`, `cross_platform`, `environment` (rows of `label`, `baseline`, `candidate`), `timeline` (rows of `metric`, `baseline`, `candidate`, `delta`), `matched`, `unchanged`, `notes` |
 //! | `multi_workload` | more than one workload (a heading or column per workload) |
@@ -92,5 +93,6 @@ pub use comment::{
     render_comment_linked, render_report_json, render_summary,
 };
 pub(crate) use finding::kind_label;
+pub use group::{LineCounts, line_counts};
 pub use template::TemplateError;
 pub use terminal::render_terminal;

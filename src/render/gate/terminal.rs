@@ -15,7 +15,7 @@ use comfy_table::{Attribute, Cell, CellAlignment, Color};
 
 use super::finding::{headline_text, kind_label, status, title};
 use super::gaps::{PATH_B, gap_sections};
-use super::group::{GroupView, group_counts, group_views};
+use super::group::{GroupView, group_views, line_counts};
 use crate::gate::judge::verdict_groups;
 use crate::gate::verdict::{Severity, Verdict};
 use crate::render::fit::{NAME_BREAKS, Rule, Wrap, fit, paragraph, table};
@@ -139,10 +139,11 @@ pub fn render_terminal(verdict: &Verdict, top: usize, style: Style) -> String {
     let mut out = headline(verdict, style);
     let groups = verdict_groups(verdict);
     let (flagged, info) = group_views(verdict, &groups, None);
-    let (failing, inconclusive, warning) = group_counts(&groups, &verdict.counts);
+    let lines = line_counts(&groups);
+    let (failing, warning) = (lines.failing, lines.warning);
     let c = &verdict.counts;
-    let inconclusive = if inconclusive > 0 {
-        format!(" · {inconclusive}\u{a0}inconclusive")
+    let inconclusive = if lines.inconclusive > 0 {
+        format!(" · {}\u{a0}inconclusive", lines.inconclusive)
     } else {
         String::new()
     };
@@ -150,12 +151,12 @@ pub fn render_terminal(verdict: &Verdict, top: usize, style: Style) -> String {
     let counts = format!(
         "{failing}\u{a0}failing{inconclusive} · {warning}\u{a0}warning{} · {}\u{a0}improvement{} · {}\u{a0}unchanged · {}\u{a0}new\u{a0}ops · {}\u{a0}missing\u{a0}ops{}",
         plural(warning),
-        c.improvements,
-        plural(c.improvements),
+        lines.improvements,
+        plural(lines.improvements),
         c.unchanged,
         c.new,
         c.missing,
-        accepted_count(c.accepted)
+        accepted_count(lines.accepted)
     );
     out.push_str(&paragraph(&counts, style.width, "  ", "  ").replace('\u{a0}', " "));
     let shown: Vec<&GroupView> = flagged.iter().take(top).collect();

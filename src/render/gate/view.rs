@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::chart::{chart, fenced_diff};
 use super::finding::{NONE, headline_text, op_label, shape_of, signed_percent, status, title};
 use super::gaps::{PATH_B, gap_sections};
-use super::group::{GroupView, group_counts, group_views};
+use super::group::{GroupView, LineCounts, group_views, line_counts};
 use crate::gate::judge::verdict_groups;
 use crate::gate::verdict::{
     Counts, EnvironmentSummary, FindingGroup, Severity, Verdict, WorkloadSummary,
@@ -140,7 +140,7 @@ impl Prepared {
         // Bounded: `comment` renders a report.json that may come from anywhere.
         let headline = shorten(headline_text(&verdict.headline), 500);
         let c = &verdict.counts;
-        let (failing, inconclusive, warning) = group_counts(&groups, c);
+        let lines = line_counts(&groups);
         let workloads: Vec<WorkloadView> =
             verdict.workloads.iter().map(WorkloadView::new).collect();
         let chart_groups: Vec<&FindingGroup> = groups
@@ -153,9 +153,10 @@ impl Prepared {
             headline => headline.clone(),
             title => title(status_text, &headline),
             counts => Value::from(Serde(c)),
-            failing => failing,
-            inconclusive => inconclusive,
-            warning => warning,
+            failing => lines.failing,
+            inconclusive => lines.inconclusive,
+            warning => lines.warning,
+            lines => Value::from(Serde(&lines)),
             workloads => Value::from(Serde(&workloads)),
             multi_workload => verdict.workloads.len() > 1,
             cross_platform => verdict.workloads.iter().any(|w| w.cross_platform),
@@ -174,7 +175,7 @@ impl Prepared {
             diffs,
             status: (icon, status_text),
             headline,
-            counts_line: counts_line(failing, inconclusive, warning, c),
+            counts_line: counts_line(&lines, c),
         }
     }
 
@@ -201,6 +202,7 @@ impl Prepared {
         }
         let flagged = &self.flagged[..detail.flagged];
         context! {
+            next => self.flagged.first().and_then(next_step),
             flagged => Value::from(Serde(flagged)),
             flagged_total => self.flagged.len(),
             sections => Value::from(Serde(sections(flagged))),
@@ -225,21 +227,51 @@ impl Prepared {
     }
 }
 
-fn counts_line(failing: usize, inconclusive: usize, warning: usize, c: &Counts) -> String {
-    let inconclusive = if inconclusive > 0 {
-        format!(" · **{inconclusive}** inconclusive")
+fn counts_line(lines: &LineCounts, c: &Counts) -> String {
+    let inconclusive = if lines.inconclusive > 0 {
+        format!(" · **{}** inconclusive", lines.inconclusive)
+    } else {
+        String::new()
+    };
+    let accepted = if lines.accepted > 0 {
+        format!(" · {} accepted", lines.accepted)
     } else {
         String::new()
     };
     format!(
-        "**{failing}** failing{inconclusive} · **{warning}** warning{} · {} improvement{} · {} unchanged · {} new · {} missing",
-        if warning == 1 { "" } else { "s" },
-        c.improvements,
-        if c.improvements == 1 { "" } else { "s" },
+        "**{}** failing{inconclusive} · **{}** warning{} · {} improvement{} · {} unchanged · {} new · {} missing{accepted}",
+        lines.failing,
+        lines.warning,
+        if lines.warning == 1 { "" } else { "s" },
+        lines.improvements,
+        if lines.improvements == 1 { "" } else { "s" },
         c.unchanged,
         c.new,
         c.missing
     )
+}
+
+/// The first screen's answer for the top flagged line (failing or
+/// warning): what it is (`line`: its summary), what to do (`advice`: the
+/// group's advice, else its Path B, else Path A) and what accepts it
+/// (`accept`: the commit trailer, `label`: the PR label, each a code span,
+/// safe, or none).
+fn next_step(g: &GroupView) -> Option<Value> {
+    if !matches!(g.level, Severity::Fail | Severity::Warn) {
+        return None;
+    }
+    let advice = g
+        .advice
+        .clone()
+        .or_else(|| g.path_b.clone().map(|p| format!("Path B: {p}")))
+        .or_else(|| g.path_a.clone().map(|p| format!("Path A: {p}")));
+    Some(context! {
+        line => g.summary.clone(),
+        workload => g.workload.clone(),
+        advice => advice,
+        accept => g.accept.as_ref().map(|a| Value::from_safe_string(format!("`Tracegate-Accept: {a}`"))),
+        label => g.accept.as_ref().map(|a| Value::from_safe_string(format!("`tracegate-accept:{a}`"))),
+    })
 }
 
 /// The flagged groups by workload, in order of each workload's first group.

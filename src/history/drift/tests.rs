@@ -298,7 +298,7 @@ fn noisy(runs: u64, salt: u64) -> Vec<EntryMeta> {
 }
 
 #[test]
-fn correlated_run_noise_does_not_drift_but_a_jump_beyond_it_does() {
+fn correlated_run_noise_does_not_drift_but_two_merges_beyond_it_do() {
     let rule = rule(5, 5.0);
     for salt in 0..40 {
         let runs = noisy(21, salt * 100);
@@ -307,15 +307,21 @@ fn correlated_run_noise_does_not_drift_but_a_jump_beyond_it_does() {
         let mut merged = candidate[0].clone();
         merged.computation_time_us *= 1.015;
         assert_eq!(workload_drift(history, &merged, &rule), None, "salt {salt}");
-        // A fifth more is beyond any noise the history measured.
-        merged.computation_time_us *= 1.2;
-        let drift = workload_drift(history, &merged, &rule).expect("a jump drifts");
+        // Two merges of a tenth each are beyond any noise the history
+        // measured (one merge holding it all would be a step, not drift).
+        let mut drifted = history.to_vec();
+        let last = drifted.len() - 1;
+        drifted[last].computation_time_us *= 1.1;
+        let mut jumped = candidate[0].clone();
+        jumped.computation_time_us *= 1.1 * 1.1;
+        let drift = workload_drift(&drifted, &jumped, &rule).expect("two tenths drift");
         assert!(drift.limit_percent >= 5.0, "{drift:?}");
     }
     // Without noise in the history, the limit stays the policy's.
     let runs = fixture(6, 5);
     let drift = workload_drift(&runs[..10], &runs[10], &rule).expect("drifts");
     assert_eq!(drift.limit_percent, 5.0);
+}
 
 #[test]
 fn a_jump_in_one_merge_is_a_step_not_drift() {

@@ -631,6 +631,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn paths_follow_the_op_kind_and_say_nothing_without_one() {
+        let (a, _) = op_paths(
+            "torch::autograd::CppNode<SplitLookupFunction_rowwise_adagrad_Op>",
+            "GEMM",
+            None,
+        )
+        .expect("an embedding has advice");
+        assert!(a.contains("lookups") && !a.contains("GEMM"), "{a}");
+        assert_eq!(OpKind::of("aten::copy_", "elementwise"), Some(OpKind::Copy));
+        assert_eq!(
+            OpKind::of("nccl:all_reduce", "comm"),
+            Some(OpKind::Communication)
+        );
+        assert_eq!(OpKind::of("aten::mm", "GEMM"), Some(OpKind::Gemm));
+        assert_eq!(op_paths("my::custom_op", "other", None), None);
+    }
+
+    #[test]
     fn priorities_follow_the_guides() {
         assert_eq!(priority(20.0, Some(25.0), false), Priority::Critical);
         assert_eq!(priority(20.0, Some(50.0), false), Priority::High);

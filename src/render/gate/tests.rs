@@ -542,6 +542,29 @@ fn chart_labels_name_op_and_shape() {
 }
 
 #[test]
+fn an_outlier_bar_is_cut_and_named_not_stretching_the_chart() {
+    let bar = |name: &str, delta: f64| {
+        let mut f = finding(name, Severity::Fail, FindingKind::Regression, 1.0);
+        f.delta_percent = Some(delta);
+        f
+    };
+    let v = verdict(vec![
+        bar("aten::mm", 15_016.7),
+        bar("aten::bmm", 20.0),
+        bar("aten::add", 10.0),
+    ]);
+    let groups = verdict_groups(&v);
+    let refs: Vec<&FindingGroup> = groups.iter().collect();
+    let text = chart(&refs, &v.findings);
+    // The axis follows the bulk (3 × the median bar), the outlier is cut
+    // there and says its real change, in its label and under the chart.
+    assert!(text.contains("0 --> 400"), "{text}");
+    assert!(text.contains("bar [360.0, 120.0, 110.0]"), "{text}");
+    assert!(text.contains("+15017% cut"), "{text}");
+    assert!(text.contains("Bars cut at 360% of baseline"), "{text}");
+}
+
+#[test]
 fn rows_name_the_interval_the_per_and_the_limit_unit() {
     use super::finding::Row;
     use crate::gate::verdict::{FindingStatistics, IntervalKind, Per, SampleCounts};

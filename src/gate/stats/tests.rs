@@ -331,3 +331,15 @@ fn a_replicate_at_the_threshold_counts_for_no_change() {
     assert_eq!(estimate.p_value_above(1.2), Some(0.0));
     assert_eq!(estimate.p_value_below(1.3), Some(0.0));
 }
+
+#[test]
+fn a_candidate_at_zero_confirms_no_finite_slowdown() {
+    // The bounds reach 0 with a point estimate of 0: no slowdown of any
+    // finite size could be shown from these samples.
+    let estimate = ratio_of_medians_ci(&[10.0, 11.0, 12.0], &[0.0, 0.0, 0.0], 0.95, 200, 1);
+    assert_eq!(estimate.ratio, 0.0);
+    assert_eq!(
+        estimate.min_detectable_slowdown_percent(1.05),
+        Some(f64::INFINITY)
+    );
+}

@@ -4,7 +4,7 @@
 //! analysis and shared by the tables.
 
 use crate::analysis::comm::CommKernels;
-use crate::analysis::groups::Groups;
+use crate::analysis::groups::{Groups, MAX_SUBTREE_DEPTH};
 use crate::analysis::timeline::{Bucket, Interval, IntervalSet, bucket_of};
 use crate::trace::link::{self, NONE, Tree};
 use crate::trace::{Event, FxHashMap, Kind, Sym, Trace, TrackId};
@@ -126,9 +126,11 @@ impl Invocations {
             }
             direct.entry(work.op).or_default().push(work_index as u32);
             let mut current = work.op;
-            while current != NONE {
+            let mut levels = 0;
+            while current != NONE && levels < MAX_SUBTREE_DEPTH {
                 if trace.events[current as usize].kind == Kind::CpuOp {
                     subtree.push((current, work_index as u32));
+                    levels += 1;
                 }
                 current = tree.parent[current as usize];
             }

@@ -386,3 +386,43 @@ fn every_float_of_every_corpus_profile_is_finite() {
         assert!(bad.is_empty(), "{}: {bad:?}", path.display());
     }
 }
+
+/// `n` ops each nested in the one before, the innermost launching `n`
+/// kernels: every kernel sits below all `n` ops.
+fn deep_nesting(n: usize) -> String {
+    let mut events = Vec::with_capacity(3 * n);
+    for i in 0..n {
+        events.push(format!(
+            r#"{{"ph": "X", "cat": "cpu_op", "name": "op{i}", "pid": 1, "tid": 1, "ts": {i}, "dur": {}}}"#,
+            4 * n - 2 * i
+        ));
+    }
+    for i in 0..n {
+        let ts = n + 2 * i;
+        events.push(format!(
+            r#"{{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": {ts}, "dur": 1, "args": {{"correlation": {i}}}}}"#
+        ));
+        events.push(format!(
+            r#"{{"ph": "X", "cat": "kernel", "name": "k{i}", "pid": 0, "tid": 7, "ts": {ts}.5, "dur": 1, "args": {{"correlation": {i}, "device": 0, "stream": 7}}}}"#
+        ));
+    }
+    trace_json(&events)
+}
+
+#[test]
+fn deep_nesting_over_many_kernels_costs_linear_time_and_memory() {
+    // Regression: 8,000 nested ops over 8,000 kernels took 20 s and 1.5 GB,
+    // and 12,000 × 12,000 aborted on a 2 GiB allocation: every kernel was
+    // recorded below every op above it (depth × kernels pairs). Now at most
+    // `MAX_SUBTREE_DEPTH` levels above a kernel count it: 4× the depth and
+    // the kernels cost about 4× (quadratic: 16×).
+    let (small, large) = (linked(&deep_nesting(500)), linked(&deep_nesting(2_000)));
+    let ratio = analysis_time(&large.0, &large.1).as_secs_f64()
+        / analysis_time(&small.0, &small.1).as_secs_f64();
+    assert!(
+        ratio < 9.0,
+        "4× the depth and kernels took {ratio:.1}× the time"
+    );
+    let profile = analyse(&large.0, &large.1);
+    assert_eq!(profile.kernels.len(), 2_000);
+}

@@ -3,7 +3,7 @@
 
 use super::memo::Memo;
 use crate::analysis::comm::CommKernels;
-use crate::analysis::groups::Groups;
+use crate::analysis::groups::{Groups, MAX_SUBTREE_DEPTH};
 use crate::analysis::perf_model;
 use crate::trace::link::{NONE, Tree};
 use crate::trace::{FxHashMap, Kind, Trace};
@@ -89,9 +89,11 @@ impl<'a> OpTree<'a> {
                 launchers.push(launcher);
             }
             let mut current = tree.launch(gpu);
-            while current != NONE {
+            let mut levels = 0;
+            while current != NONE && levels < MAX_SUBTREE_DEPTH {
                 if trace.events[current as usize].kind == Kind::CpuOp {
                     subtree_pairs.push((current, gpu));
+                    levels += 1;
                 }
                 current = tree.parent[current as usize];
             }

@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::finding::{NONE, shape_of, times};
 use super::group::package_name;
 use crate::gate::verdict::{Finding, Verdict};
-use crate::render::text::{plain_url, shorten};
+use crate::render::text::{compact_dims, plain_url, shorten};
 
 /// Rows shown per workload: the largest gaps, not a wall.
 pub(super) const GAPS_SHOWN: usize = 5;
@@ -31,10 +31,8 @@ const LEARNING: &str = "learning: ";
 #[derive(Clone, Debug, Serialize)]
 pub(super) struct GapRow {
     pub(super) op: String,
+    /// Its input dims, compact (`8944×1024, 1024×2816`).
     pub(super) shape: String,
-    /// The shape as recorded, for the terminal to compact.
-    #[serde(skip)]
-    pub(super) dims: String,
     /// Candidate/baseline time ratio measured: `×1.63`.
     pub(super) measured: String,
     /// The ratio the hardware explains: `×0.63`.
@@ -121,14 +119,13 @@ fn row(f: &Finding, url: Option<&str>) -> GapRow {
     let replay = f.replay_package.as_deref().map(|path| {
         let file = path.rsplit('/').next().unwrap_or(path);
         match file.rsplit_once('-') {
-            Some((_, hash)) => shorten(&format!("…{hash}"), 30),
+            Some((_, hash)) => shorten(hash.trim_end_matches(".tar.gz"), 20),
             None => package_name(path),
         }
     });
     GapRow {
         op: shorten(&f.op.as_ref().map_or(String::new(), |o| o.name.clone()), 60),
-        shape: shorten(shape_of(f), 40),
-        dims: shape_of(f).to_string(),
+        shape: shorten(&compact_dims(shape_of(f)), 40),
         measured: times(measured),
         expected: times(expected),
         behind: format!("{:.1}×", measured / expected),

@@ -323,7 +323,7 @@ fn gap_tables(verdict: &Verdict, style: Style, out: &mut String) {
             .iter()
             .map(|r| {
                 vec![
-                    printable(&format!("{} {}", r.op, shorten(&compact_dims(&r.dims), 30))),
+                    printable(&format!("{} {}", r.op, shorten(&r.shape, 30))),
                     r.measured.clone(),
                     r.expected.clone(),
                     r.behind.clone(),

@@ -80,13 +80,23 @@
       },
       axes: [
         {
+          // The run number over its day (the time cell, "2026-11-14 09:30",
+          // as 11-14: the table has the year), spaced so labels never touch.
+          label: "run, date",
+          size: 48,
+          space: 56,
           incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000],
           values: function (u, splits) {
-            return splits.map(function (i) { return "#" + (i + 1); });
+            return splits.map(function (i) {
+              var row = rows[i];
+              var day = row ? row.cells[3].textContent.trim().slice(5, 10) : "";
+              return "#" + (i + 1) + (day ? "\n" + day : "");
+            });
           }
         },
         {
-          size: 64,
+          label: unit === "×" ? "candidate / baseline" : "GPU µs per step",
+          size: 72,
           values: function (u, splits) {
             return splits.map(function (v) { return +v.toPrecision(4) + (unit === "×" ? "×" : ""); });
           }

@@ -36,6 +36,20 @@ pub fn number(value: f64) -> String {
     format!("{value:.decimals$}")
 }
 
+/// A time in µs with its unit, in the unit that keeps it readable:
+/// `552189` as `552.2 ms`, `1.5e6` as `1.500 s`, `87` as `87.00 µs`.
+pub fn duration(us: f64) -> String {
+    if !us.is_finite() {
+        return String::new();
+    }
+    let (value, unit) = match us.abs() {
+        a if a >= 1e6 => (us / 1e6, "s"),
+        a if a >= 1e3 => (us / 1e3, "ms"),
+        _ => (us, "µs"),
+    };
+    format!("{} {unit}", number(value))
+}
+
 /// `2026-11-24T09:30:00Z` as `2026-11-24 09:30` (other text as given).
 pub fn short_time(time: &str) -> String {
     match (time.get(..10), time.get(11..16)) {
@@ -107,10 +121,20 @@ pub fn page(title: &str, root: &str, charts: bool, body: &str, footer: &str) -> 
 /// A change-point label as a badge (`no mark` when the series has none).
 pub fn badge(change: Option<&ChangeMark>) -> String {
     match change {
+        // The step's own change beside its label, so that a red
+        // "regression" never reads as the "vs previous" number next to it.
         Some(mark) => format!(
-            "<span class=\"badge {}\">{}</span>",
+            "<span class=\"badge {}\">{}{}</span>",
             slug(&mark.label),
-            esc(&mark.label.replace('_', " "))
+            esc(&mark.label.replace('_', " ")),
+            mark.step.as_ref().map_or(String::new(), |step| {
+                let change = percent(step.before, step.after);
+                if change.is_empty() {
+                    change
+                } else {
+                    format!(" {change}")
+                }
+            })
         ),
         None => "<span class=\"badge\">no mark</span>".to_string(),
     }
@@ -126,10 +150,9 @@ pub fn change_text(change: Option<&ChangeMark>, commits: &[&str], unit: &str) ->
         return String::new();
     };
     let commit = commits.get(step.index).copied().unwrap_or("?");
-    let percent = if step.before != 0.0 {
-        format!(" ({:+.1}%)", (step.after / step.before - 1.0) * 100.0)
-    } else {
-        String::new()
+    let percent = match percent(step.before, step.after) {
+        change if change.is_empty() => change,
+        change => format!(" ({change})"),
     };
     format!(
         "step at run #{} (commit <code>{}</code>): {}{unit} → {}{unit}{percent}",
@@ -138,6 +161,15 @@ pub fn change_text(change: Option<&ChangeMark>, commits: &[&str], unit: &str) ->
         number(step.before),
         number(step.after),
     )
+}
+
+/// `after` against `before` as a signed percentage (`+4.0%`); empty when
+/// `before` is zero.
+pub fn percent(before: f64, after: f64) -> String {
+    if before == 0.0 {
+        return String::new();
+    }
+    format!("{:+.1}%", (after / before - 1.0) * 100.0)
 }
 
 /// The first 8 characters of a commit.

@@ -204,7 +204,7 @@ fn index(input: &SiteInput, workload_rows: &str, pair_rows: &str) -> String {
     if input.workloads.is_empty() {
         body.push_str("<p>No workloads recorded.</p>\n");
     } else {
-        body.push_str("<table class=\"index\">\n<thead><tr><th scope=\"col\">workload</th><th scope=\"col\">runs</th><th scope=\"col\">latest (µs / step)</th><th scope=\"col\">vs previous</th><th scope=\"col\">label</th><th scope=\"col\">latest commit</th><th scope=\"col\">environment</th></tr></thead>\n<tbody>\n");
+        body.push_str("<table class=\"index\">\n<thead><tr><th scope=\"col\">workload</th><th scope=\"col\">runs</th><th scope=\"col\">latest (per step)</th><th scope=\"col\">vs previous run</th><th scope=\"col\">change point</th><th scope=\"col\">latest commit</th><th scope=\"col\">environment</th></tr></thead>\n<tbody>\n");
         body.push_str(workload_rows);
         body.push_str("</tbody>\n</table>\n");
     }

@@ -298,8 +298,20 @@ fn a_workload_page_marks_its_step_environment_changes_and_band() {
         .expect("index")
         .contents;
     assert!(index.contains("<a href=\"workloads/train.html\">train</a>"));
-    assert!(index.contains("<span class=\"badge regression\">regression</span>"));
+    // The label carries its step's change, and the latest value its unit.
+    assert!(index.contains("<span class=\"badge regression\">regression +4.0%</span>"));
+    assert!(index.contains("latest (per step)"));
     assert!(index.contains("<a href=\"pairs/train-h100-mi300x.html\">"));
+}
+
+#[test]
+fn durations_carry_a_unit_that_keeps_them_readable() {
+    use super::html::duration;
+    assert_eq!(duration(552_189.0), "552.2 ms");
+    assert_eq!(duration(87.0), "87.00 µs");
+    assert_eq!(duration(1_500_000.0), "1.500 s");
+    assert_eq!(duration(999.9), "999.9 µs");
+    assert_eq!(duration(f64::NAN), "");
 }
 
 #[test]

@@ -3,7 +3,8 @@
 
 use super::band::band;
 use super::html::{
-    Figure, badge, change_text, esc, number, page as shell, points_table, run_cells, short_commit,
+    Figure, badge, change_text, duration, esc, number, page as shell, percent, points_table,
+    run_cells, short_commit,
 };
 use super::{OpInput, WorkloadInput};
 
@@ -20,8 +21,8 @@ pub fn index_row(workload: &WorkloadInput, path: &str) -> String {
         .map(|r| r.computation_per_step_us())
         .collect();
     let (latest, previous) = match values.as_slice() {
-        [.., previous, latest] => (number(*latest), percent(*previous, *latest)),
-        [latest] => (number(*latest), String::new()),
+        [.., previous, latest] => (duration(*latest), percent(*previous, *latest)),
+        [latest] => (duration(*latest), String::new()),
         [] => (String::new(), String::new()),
     };
     let (commit, environment) = match workload.runs.last() {
@@ -36,14 +37,6 @@ pub fn index_row(workload: &WorkloadInput, path: &str) -> String {
         workload.runs.len(),
         badge(workload.change.as_ref()),
     )
-}
-
-/// `after` against `before` as a signed percentage.
-fn percent(before: f64, after: f64) -> String {
-    if before == 0.0 {
-        return String::new();
-    }
-    format!("{:+.1}%", (after / before - 1.0) * 100.0)
 }
 
 /// The workload's page.

@@ -663,7 +663,7 @@ impl Default for Integrity {
         Integrity {
             min_judged_share: 0.8,
             on_inconclusive: Severity::Fail,
-            min_matched_share: 0.5,
+            min_matched_share: 0.25,
         }
     }
 }

@@ -105,6 +105,16 @@ pub const DIFFERENT_WORKLOADS_RULE: &str = "integrity.min_matched_share";
 /// [`Outcome::DifferentWorkloads`]: crate::gate::verdict::Outcome::DifferentWorkloads
 pub(super) fn different_workloads(comparison: &Comparison, policy: &Policy) -> Option<Finding> {
     let min = policy.integrity.min_matched_share;
+    // An under-recorded side (graph replays without their kernels, work
+    // outside ops) explains rows that do not match: that is the integrity
+    // finding's to say.
+    let min_percent = policy.integrity.min_judged_share * 100.0;
+    let doubted = |coverage: &Coverage| !causes("", coverage, min_percent, None).is_empty();
+    if comparison.baseline_coverage.as_ref().is_some_and(doubted)
+        || doubted(&comparison.candidate_coverage)
+    {
+        return None;
+    }
     let rows = |sides: &mut dyn Iterator<Item = &crate::gate::compare::OpSide>| {
         sides
             .filter(|side| !side.is_whole_graph())

@@ -1046,7 +1046,10 @@ fn accepted_regressions_are_shown_and_do_not_fail() {
             finding["accepted"]["severity"] == "fail" || finding["accepted"]["severity"] == "warn"
         );
     }
-    assert_eq!(report["schema_minor"], 7);
+    assert_eq!(
+        report["schema_minor"],
+        tracegate::gate::verdict::VERDICT_SCHEMA_MINOR
+    );
     assert!(
         stdout
             .lines()

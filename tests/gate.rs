@@ -1227,9 +1227,11 @@ fn out_dir_files_and_github_actions_outputs() {
     let lines = fs::read_to_string(&outputs).expect("GITHUB_OUTPUT");
     let lines: Vec<&str> = lines.lines().collect();
     assert!(lines.contains(&"verdict=fail"), "{lines:?}");
-    let failures = gate.report["counts"]["failures"]
+    // The outputs count the comment's lines (one per op), as
+    // report.json's `failing_groups` does.
+    let failures = gate.report["counts"]["failing_groups"]
         .as_u64()
-        .expect("failures");
+        .expect("failing_groups");
     assert!(
         lines.contains(&format!("failures={failures}").as_str()),
         "{lines:?}"

@@ -247,21 +247,21 @@ fn read_sides(
             (history, &candidate_side)
         {
             let snapshot = &candidate.snapshot;
-            let progress = read.progress;
-            match history::history_window(
-                store, entries, name, snapshot, policy, *commit, progress,
-            )? {
+            let opened = history::Opened {
+                store,
+                entries,
+                progress: read.progress,
+            };
+            match history::history_window(opened, name, snapshot, policy, *commit)? {
                 Ok((window, note)) => {
                     found.added.extend(history::drift_findings(
-                        store,
-                        entries,
+                        opened,
                         &window,
                         name,
                         snapshot,
                         policy,
                         *commit,
                         drift_severity,
-                        progress,
                     )?);
                     baseline_sides = window
                         .into_iter()
@@ -303,15 +303,18 @@ fn compared<'s>(
     );
     let learned = match learning {
         Some(((store, entries), commit)) => {
-            let (learned, note) = history::learned_ratios(
+            let opened = history::Opened {
                 store,
                 entries,
+                progress,
+            };
+            let (learned, note) = history::learned_ratios(
+                opened,
                 name,
                 &baseline_sides[0].snapshot,
                 &candidate.snapshot,
                 policy,
                 *commit,
-                progress,
             )?;
             found.notes.push((name.to_string(), note));
             learned

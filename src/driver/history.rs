@@ -27,6 +27,18 @@ use super::{Error, Progress, ReadOptions, jobs, ranks, read};
 /// One recorded run with its snapshot.
 pub type Run = (EntryMeta, Snapshot);
 
+/// An opened history as `check` reads it: the store, its entries, and
+/// where a damaged run's warning goes.
+#[derive(Clone, Copy)]
+pub struct Opened<'a> {
+    /// The store.
+    pub store: &'a Store,
+    /// Its entries, oldest first.
+    pub entries: &'a [EntryMeta],
+    /// Told each run skipped as damaged.
+    pub progress: &'a dyn Progress,
+}
+
 /// A store error as a request's error.
 pub fn store_error(error: StoreError) -> Error {
     Error(error.to_string())
@@ -363,14 +375,17 @@ fn pair_series(
 /// hardware on `branch`, `commit` left out) with their snapshots, and a
 /// note naming it; or, when no run matches, why not.
 pub fn history_window(
-    store: &Store,
-    entries: &[EntryMeta],
+    history: Opened<'_>,
     name: &str,
     candidate: &Snapshot,
     policy: &Policy,
     commit: Option<&str>,
-    progress: &dyn Progress,
 ) -> Result<Result<(Vec<Run>, String), String>, Error> {
+    let Opened {
+        store,
+        entries,
+        progress,
+    } = history;
     let hardware = hardware_of(candidate);
     let query = window_query(name, &hardware, policy, commit, policy.history.window);
     let chosen = window::baseline_window(entries, &query);
@@ -412,16 +427,19 @@ pub fn history_window(
 /// `noise.min_impact_percent` of GPU time), naming every merge between.
 /// Snapshots already in `window` (the baseline window) are not read again.
 pub fn drift_findings(
-    store: &Store,
-    entries: &[EntryMeta],
+    history: Opened<'_>,
     window: &[Run],
     name: &str,
     candidate: &Snapshot,
     policy: &Policy,
     commit: Option<&str>,
     severity: Severity,
-    progress: &dyn Progress,
 ) -> Result<Vec<Finding>, Error> {
+    let Opened {
+        store,
+        entries,
+        progress,
+    } = history;
     let hardware = hardware_of(candidate);
     let query = window_query(name, &hardware, policy, commit, usize::MAX);
     let runs: Vec<EntryMeta> = window::baseline_window(entries, &query)
@@ -471,15 +489,18 @@ pub fn drift_findings(
 /// note saying how many; `None` when the two sides are on the same hardware
 /// or the history has no such pair (the roofline ratio is then expected).
 pub fn learned_ratios(
-    store: &Store,
-    entries: &[EntryMeta],
+    history: Opened<'_>,
     name: &str,
     baseline: &Snapshot,
     candidate: &Snapshot,
     policy: &Policy,
     commit: Option<&str>,
-    progress: &dyn Progress,
 ) -> Result<(Option<LearnedRatios>, String), Error> {
+    let Opened {
+        store,
+        entries,
+        progress,
+    } = history;
     let (baseline_hardware, candidate_hardware) = (hardware_of(baseline), hardware_of(candidate));
     if baseline_hardware == candidate_hardware {
         let note = "history: both sides on the same hardware, nothing to learn".to_string();

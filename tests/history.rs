@@ -325,14 +325,23 @@ fn five_small_merges_pass_one_by_one_and_fail_as_drift_on_the_fifth() {
                     assert_eq!(finding["severity"], "fail");
                     let message = finding["message"].as_str().expect("message");
                     assert!(message.contains("over the last 5 merges"), "{message}");
+                    // The workload's time moved +1.5% a merge exactly; an
+                    // op's carries its kernels' jitter (+1.4% … +1.6%).
+                    let step = if finding["op"].is_null() {
+                        "+1.5%"
+                    } else {
+                        "+1."
+                    };
                     for commit in 1..=5 {
                         assert!(
-                            message.contains(&format!("merge{commit} +1.5%")),
+                            message.contains(&format!("merge{commit} {step}")),
                             "{message}"
                         );
                     }
+                    // 1.015⁵ = +7.73%, an op's within its jitter.
                     let delta = finding["delta_percent"].as_f64().expect("delta");
-                    assert!((delta - 7.73).abs() < 0.1, "{delta}");
+                    let tolerance = if finding["op"].is_null() { 0.1 } else { 0.3 };
+                    assert!((delta - 7.73).abs() < tolerance, "{delta}");
                 }
                 // Every failing finding is drift: no one merge was a regression.
                 for finding in report["findings"].as_array().expect("findings") {

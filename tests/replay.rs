@@ -41,11 +41,17 @@ fn deeply_nested_concrete_inputs_do_not_abort_replay_or_check() {
     let candidate = dir.path().join("candidate.json");
     std::fs::write(&candidate, serde_json::to_vec(&trace).expect("JSON")).expect("write");
 
+    // Poisoned arguments are the op rows' keys, so few rows match: the
+    // different-workloads rule is off here, and the gate judges what matches.
+    let policy = dir.path().join("policy.yaml");
+    std::fs::write(&policy, "version: 1\nintegrity:\n  min_matched_share: 0\n").expect("write");
     let check = tracegate()
         .args(["check", "--quiet", "--color", "never", "--baseline"])
         .arg(example("baseline.json.gz"))
         .arg("--candidate")
         .arg(&candidate)
+        .arg("--policy")
+        .arg(&policy)
         .arg("--out-dir")
         .arg(dir.path().join("out"))
         .assert();

@@ -1551,3 +1551,38 @@ fn the_bundled_examples_fail_on_mm_and_show_the_softmax_kernel_change() {
         "{diff}"
     );
 }
+
+/// The trailers a failing comment's first screen suggests, in order.
+fn suggested_trailers(comment: &str) -> Vec<String> {
+    let line = comment
+        .lines()
+        .find(|l| l.starts_with("> **Intended?**"))
+        .unwrap_or_else(|| panic!("no Intended? line in\n{comment}"));
+    let head = line.split(" to the PR's head commit").next().unwrap_or("");
+    head.split('`')
+        .filter_map(|span| span.strip_prefix("Tracegate-Accept: "))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn following_the_comments_accept_advice_passes_the_gate() {
+    // The first screen says how to accept an intended slowdown: doing
+    // exactly that must pass, timeline lines that moved with the op included.
+    let policy = repo("policies/default.yaml");
+    let policy = policy.to_str().expect("UTF-8 path");
+    let (baseline, candidate) = (example("baseline.json.gz"), example("candidate.json.gz"));
+    let gate = run_check(&[&baseline], &candidate, &["--policy", policy]);
+    assert_eq!(gate.code, 1, "{}", gate.stdout);
+    let trailers = suggested_trailers(&gate.file("comment.md"));
+    let failing = gate.report["counts"]["failing_groups"]
+        .as_u64()
+        .expect("failing_groups");
+    assert_eq!(trailers.len() as u64, failing, "{trailers:?}");
+    let mut extra = vec!["--policy", policy];
+    for trailer in &trailers {
+        extra.extend(["--accept", trailer.as_str()]);
+    }
+    let accepted = run_check(&[&baseline], &candidate, &extra);
+    assert_eq!(accepted.code, 0, "{trailers:?}\n{}", accepted.stdout);
+}

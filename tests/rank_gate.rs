@@ -153,7 +153,10 @@ fn another_rank_straggling_is_a_new_straggler() {
         .lines()
         .find(|l| l.starts_with("| ⚠️ rank 1 arrives last"))
         .unwrap_or_else(|| panic!("{comment}"));
-    assert!(line.contains("| +0.0%/run | +0.0% | straggler |"), "{comment}");
+    assert!(
+        line.contains("| +0.0%/run | +0.0% | straggler |"),
+        "{comment}"
+    );
     assert!(!comment.contains("no replay package"), "{comment}");
     // Under it, the message: who waits for whom and how long per call.
     assert!(

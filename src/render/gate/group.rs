@@ -175,9 +175,21 @@ impl GroupView {
             kind: group.kind,
             size: findings.len(),
             accept: findings.first().and_then(|f| {
+                // What the accept matcher matches: an op's name, a timeline
+                // finding's `timeline.METRIC`, another rule's name with its
+                // `[N]` index escaped for the glob (`efficiency[[]0[]]`).
                 let value = match &f.op {
                     Some(op) => op.name.clone(),
-                    None => format!("rule:{}", f.rule),
+                    None if f.kind == FindingKind::Timeline && !f.metric.is_empty() => {
+                        format!("rule:timeline.{}", f.metric)
+                    }
+                    None => format!(
+                        "rule:{}",
+                        f.rule
+                            .replace('[', "\u{1}")
+                            .replace(']', "[]]")
+                            .replace('\u{1}', "[[]")
+                    ),
                 };
                 let plain = |c: char| c.is_ascii_alphanumeric() || "_:.<>,*/[]-".contains(c);
                 (value.len() <= 120 && value.chars().all(plain)).then_some(value)

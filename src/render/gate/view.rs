@@ -202,7 +202,7 @@ impl Prepared {
         }
         let flagged = &self.flagged[..detail.flagged];
         context! {
-            next => self.flagged.first().and_then(next_step),
+            next => next_step(&self.flagged),
             flagged => Value::from(Serde(flagged)),
             flagged_total => self.flagged.len(),
             sections => Value::from(Serde(sections(flagged))),
@@ -253,10 +253,17 @@ fn counts_line(lines: &LineCounts, c: &Counts) -> String {
 
 /// The first screen's answer for the top flagged line (failing or
 /// warning): what it is (`line`: its summary), what to do (`advice`: the
-/// group's advice, else its Path B, else Path A) and what accepts it
-/// (`accept`: the commit trailer, `label`: the PR label, each a code span,
-/// safe, or none).
-fn next_step(g: &GroupView) -> Option<Value> {
+/// group's advice, else its Path B, else Path A) and what accepts it:
+/// `accept`, the commit trailers, and `label`, the PR labels (code spans,
+/// safe), one for every line at the top line's severity — a timeline line
+/// moves with the op that caused it, and accepting the op alone would
+/// leave the gate failing on it — or none when a line has no pattern or
+/// there are more than [`MAX_SUGGESTED_TRAILERS`].
+/// The most accept trailers the first screen lists.
+const MAX_SUGGESTED_TRAILERS: usize = 5;
+
+fn next_step(flagged: &[GroupView]) -> Option<Value> {
+    let g = flagged.first()?;
     if !matches!(g.level, Severity::Fail | Severity::Warn) {
         return None;
     }
@@ -265,12 +272,35 @@ fn next_step(g: &GroupView) -> Option<Value> {
         .clone()
         .or_else(|| g.path_b.clone().map(|p| format!("Path B: {p}")))
         .or_else(|| g.path_a.clone().map(|p| format!("Path A: {p}")));
+    let mut patterns: Vec<&str> = Vec::new();
+    for line in flagged.iter().filter(|f| f.level == g.level) {
+        let Some(pattern) = line.accept.as_deref() else {
+            patterns.clear();
+            break;
+        };
+        if !patterns.contains(&pattern) {
+            patterns.push(pattern);
+        }
+    }
+    // More than a few is no longer one step to take: the generic advice.
+    if patterns.len() > MAX_SUGGESTED_TRAILERS {
+        patterns.clear();
+    }
+    let spans = |prefix: &str| {
+        let spans: Vec<String> = patterns.iter().map(|p| format!("`{prefix}{p}`")).collect();
+        Value::from_safe_string(match spans.split_last() {
+            Some((last, [])) => last.clone(),
+            Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+            None => String::new(),
+        })
+    };
     Some(context! {
         line => g.summary.clone(),
         workload => g.workload.clone(),
         advice => advice,
-        accept => g.accept.as_ref().map(|a| Value::from_safe_string(format!("`Tracegate-Accept: {a}`"))),
-        label => g.accept.as_ref().map(|a| Value::from_safe_string(format!("`tracegate-accept:{a}`"))),
+        plural => patterns.len() > 1,
+        accept => (!patterns.is_empty()).then(|| spans("Tracegate-Accept: ")),
+        label => (!patterns.is_empty()).then(|| spans("tracegate-accept:")),
     })
 }
 

@@ -91,7 +91,7 @@ pub(super) fn chart(groups: &[&FindingGroup], findings: &[Finding]) -> String {
                 let suffix = format!(" {delta} cut");
                 format!(
                     "{}{suffix}",
-                    mermaid_label(&shorten(&label, MERMAID_LABEL - suffix.len()))
+                    mermaid_label(&shorten(&label, MERMAID_LABEL.saturating_sub(suffix.len())))
                 )
             } else {
                 mermaid_label(&label)

@@ -565,6 +565,28 @@ fn an_outlier_bar_is_cut_and_named_not_stretching_the_chart() {
 }
 
 #[test]
+fn a_cut_bar_whose_change_is_longer_than_its_label_still_renders() {
+    // Regression (fuzzed): a +1e300% change's "cut" suffix is longer than a
+    // Mermaid label, and the label's room was computed by a subtraction
+    // that overflowed.
+    let bar = |name: &str, delta: f64| {
+        let mut f = finding(name, Severity::Fail, FindingKind::Regression, 1.0);
+        f.delta_percent = Some(delta);
+        f
+    };
+    let v = verdict(vec![
+        bar("aten::mm", 1e300),
+        bar("aten::bmm", 20.0),
+        bar("aten::add", 10.0),
+    ]);
+    let groups = verdict_groups(&v);
+    let refs: Vec<&FindingGroup> = groups.iter().collect();
+    let text = chart(&refs, &v.findings);
+    assert!(text.contains("% cut"), "{text}");
+    assert!(text.contains("bar [360.0, 120.0, 110.0]"), "{text}");
+}
+
+#[test]
 fn rows_name_the_interval_the_per_and_the_limit_unit() {
     use super::finding::Row;
     use crate::gate::verdict::{FindingStatistics, IntervalKind, Per, SampleCounts};

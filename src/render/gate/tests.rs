@@ -541,13 +541,15 @@ fn chart_labels_name_op_and_shape() {
     assert_eq!(chart(&refs[..1], &v.findings), "");
 }
 
+/// A failing regression on `name` changed by `delta` %: one chart bar.
+fn bar(name: &str, delta: f64) -> Finding {
+    let mut f = finding(name, Severity::Fail, FindingKind::Regression, 1.0);
+    f.delta_percent = Some(delta);
+    f
+}
+
 #[test]
 fn an_outlier_bar_is_cut_and_named_not_stretching_the_chart() {
-    let bar = |name: &str, delta: f64| {
-        let mut f = finding(name, Severity::Fail, FindingKind::Regression, 1.0);
-        f.delta_percent = Some(delta);
-        f
-    };
     let v = verdict(vec![
         bar("aten::mm", 15_016.7),
         bar("aten::bmm", 20.0),
@@ -569,11 +571,6 @@ fn a_cut_bar_whose_change_is_longer_than_its_label_still_renders() {
     // Regression (fuzzed): a +1e300% change's "cut" suffix is longer than a
     // Mermaid label, and the label's room was computed by a subtraction
     // that overflowed.
-    let bar = |name: &str, delta: f64| {
-        let mut f = finding(name, Severity::Fail, FindingKind::Regression, 1.0);
-        f.delta_percent = Some(delta);
-        f
-    };
     let v = verdict(vec![
         bar("aten::mm", 1e300),
         bar("aten::bmm", 20.0),

@@ -282,6 +282,85 @@ fn long_files_say_why() {
     );
 }
 
+/// The most non-test lines `src/cli/` may hold, and the longest function in
+/// it: the CLI parses flags, reads the environment, prints, writes files and
+/// maps errors to exit codes; the gate's work is the library's (`driver`).
+const CLI_MAX_LINES: usize = 1_500;
+const CLI_MAX_FUNCTION_LINES: usize = 80;
+/// Library modules that decide a verdict: the CLI reaches them only
+/// through `driver`.
+const CLI_FORBIDDEN: [&str; 4] = [
+    "tracegate::history::drift",
+    "tracegate::history::window",
+    "tracegate::history::ratios",
+    "tracegate::gate::collectives",
+];
+
+/// The length in lines of every function in `text`, with its first line:
+/// from its `fn` line to the closing brace at the same indentation.
+fn function_lengths(text: &str) -> Vec<(usize, String)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut found = Vec::new();
+    for (start, line) in lines.iter().enumerate() {
+        let code = line.trim_start();
+        let code = code
+            .strip_prefix("pub(super) ")
+            .or(code.strip_prefix("pub "))
+            .unwrap_or(code);
+        if !code.starts_with("fn ") {
+            continue;
+        }
+        let close = format!("{}}}", &line[..line.len() - line.trim_start().len()]);
+        if let Some(end) = lines[start..].iter().position(|l| *l == close) {
+            found.push((end + 1, line.trim().to_string()));
+        }
+    }
+    found
+}
+
+#[test]
+fn the_cli_only_parses_prints_and_writes() {
+    let cli: Vec<(PathBuf, String)> = source_files()
+        .into_iter()
+        .filter(|file| file.starts_with("cli"))
+        .map(|file| {
+            let text = fs::read_to_string(src_dir().join(&file)).expect("readable source");
+            let non_test = non_test_text(&file, &text);
+            (file, non_test)
+        })
+        .collect();
+    assert!(cli.len() >= 5, "src/cli/ is where the CLI lives");
+    let total: usize = cli.iter().map(|(_, text)| text.lines().count()).sum();
+    assert!(
+        total <= CLI_MAX_LINES,
+        "src/cli/ holds {total} non-test lines (at most {CLI_MAX_LINES}): move the work into the library"
+    );
+    let mut problems = Vec::new();
+    for (file, text) in &cli {
+        for (length, first) in function_lengths(text) {
+            if length > CLI_MAX_FUNCTION_LINES {
+                problems.push(format!(
+                    "src/{}: `{first}` is {length} lines",
+                    file.display()
+                ));
+            }
+        }
+        for path in referenced_paths(text) {
+            if let Some(module) = CLI_FORBIDDEN.iter().find(|m| path.starts_with(**m)) {
+                problems.push(format!("src/{} uses {module}", file.display()));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn function_lengths_count_from_fn_to_its_brace() {
+    let text = "fn a() {\n    x();\n}\n\n    pub(super) fn b(\n        y: u8,\n    ) {\n    }\n";
+    let lengths = function_lengths(text);
+    assert_eq!(lengths.iter().map(|(n, _)| *n).collect::<Vec<_>>(), [3, 4]);
+}
+
 /// Every `src/` path that docs/ARCHITECTURE.md's layout table names.
 fn documented_paths() -> BTreeSet<String> {
     let doc =

@@ -4,8 +4,7 @@
 //! summary.md, the GitHub Actions outputs — and shown.
 
 use std::fs;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use tracegate::driver::check::{Baseline, CheckRequest, Checked};
 use tracegate::driver::inputs::Captures;
@@ -17,7 +16,8 @@ use tracegate::gate::verdict::Verdict;
 use tracegate::render::{self, actions, gate};
 
 use super::args::CheckArgs;
-use super::{Failure, color_enabled, emit, env_value, many_read_options, publish, terminal_width};
+use super::files::{append, cannot, create_dir, emit, write_file};
+use super::{Failure, color_enabled, env_value, many_read_options, publish, terminal_width};
 
 /// `tracegate check`: judges, writes the report files, prints the verdict,
 /// comments when asked; the exit code is the verdict's.
@@ -124,12 +124,8 @@ fn write_files(out_dir: &Path, snapshots: &[OutFile], packages: &[OutFile]) -> R
     let dir = out_dir.join("replay");
     let earlier = driver::check::earlier_packages(&dir)?;
     for path in &earlier {
-        fs::remove_file(path).map_err(|e| {
-            Failure::input(format!(
-                "{}: cannot remove this replay package of an earlier run: {e}",
-                path.display()
-            ))
-        })?;
+        let action = "remove this replay package of an earlier run";
+        fs::remove_file(path).map_err(cannot(action, path))?;
     }
     if packages.is_empty() {
         if !earlier.is_empty() {
@@ -144,22 +140,6 @@ fn write_files(out_dir: &Path, snapshots: &[OutFile], packages: &[OutFile]) -> R
         .try_for_each(|file| write_file(out_dir, &file.path, &file.bytes).map(drop))
 }
 
-/// Writes `bytes` to `dir/path`, creating the directories it is in.
-pub(super) fn write_file(dir: &Path, path: &Path, bytes: &[u8]) -> Result<PathBuf, Failure> {
-    let path = dir.join(path);
-    if let Some(parent) = path.parent() {
-        fs::create_dir_all(parent).map_err(|e| {
-            Failure::input(format!(
-                "{}: cannot create directory: {e}",
-                parent.display()
-            ))
-        })?;
-    }
-    fs::write(&path, bytes)
-        .map_err(|e| Failure::input(format!("{}: cannot write: {e}", path.display())))?;
-    Ok(path)
-}
-
 /// Writes report.json, comment.md and summary.md; under GitHub Actions also
 /// the step summary, the step outputs and the annotations (to stdout).
 fn write_outputs(verdict: &Verdict, args: &CheckArgs) -> Result<Vec<String>, Failure> {
@@ -169,15 +149,8 @@ fn write_outputs(verdict: &Verdict, args: &CheckArgs) -> Result<Vec<String>, Fai
     let summary = gate::render_summary(verdict, templates).map_err(template_error)?;
     let mut paths = (None, None, None);
     if let Some(dir) = args.out_dir.as_deref() {
-        fs::create_dir_all(dir).map_err(|e| {
-            Failure::input(format!("{}: cannot create directory: {e}", dir.display()))
-        })?;
-        let write = |name: &str, text: &str| -> Result<PathBuf, Failure> {
-            let path = dir.join(name);
-            fs::write(&path, text)
-                .map_err(|e| Failure::input(format!("{}: cannot write: {e}", path.display())))?;
-            Ok(path)
-        };
+        create_dir(dir)?;
+        let write = |name: &str, text: &str| write_file(dir, Path::new(name), text.as_bytes());
         paths = (
             Some(write("report.json", &gate::render_report_json(verdict))?),
             Some(write("comment.md", &comment)?),
@@ -203,14 +176,4 @@ fn write_outputs(verdict: &Verdict, args: &CheckArgs) -> Result<Vec<String>, Fai
         annotations = actions::annotations(verdict);
     }
     Ok(annotations)
-}
-
-fn append(path: &Path, text: &str) -> Result<(), Failure> {
-    let mut file = fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(|e| Failure::input(format!("{}: cannot open: {e}", path.display())))?;
-    file.write_all(text.as_bytes())
-        .map_err(|e| Failure::input(format!("{}: cannot write: {e}", path.display())))
 }

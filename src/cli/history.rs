@@ -14,8 +14,8 @@ use tracegate::render::{self, text::printable};
 use super::args::{
     HistoryAddArgs, HistoryCommand, HistoryListArgs, HistoryReportArgs, HistoryShowArgs,
 };
-use super::check::write_file;
-use super::{BARS, Failure, emit, env_value, many_read_options};
+use super::files::{emit, write_file};
+use super::{BARS, Failure, env_value, many_read_options};
 
 /// Runs a `history` subcommand; `width` is the terminal's.
 pub(super) fn history_command(command: &HistoryCommand, width: u16) -> Result<u8, Failure> {
@@ -37,18 +37,12 @@ pub(super) fn history_command(command: &HistoryCommand, width: u16) -> Result<u8
             let store = open(&args.dir)?;
             let keep = usize::try_from(args.keep).unwrap_or(usize::MAX);
             let pruned = store.prune(keep).map_err(store_error)?;
-            for problem in pruned.scan.problems() {
-                BARS.warning(&problem);
-            }
-            emit(
-                None,
-                &format!(
-                    "kept {} run(s), removed {} (the newest {keep} of each workload kept)\n",
-                    pruned.kept.len(),
-                    pruned.removed.len()
-                ),
-            )
-            .map(|()| 0)
+            pruned.scan.problems().iter().for_each(|p| BARS.warning(p));
+            let (kept, removed) = (pruned.kept.len(), pruned.removed.len());
+            let text = format!(
+                "kept {kept} run(s), removed {removed} (the newest {keep} of each workload kept)\n"
+            );
+            emit(None, &text).map(|()| 0)
         }
     }
 }
@@ -99,18 +93,15 @@ fn report(args: &HistoryReportArgs) -> Result<u8, Failure> {
     for file in &site.files {
         write_file(&args.out, Path::new(&file.path), file.contents.as_bytes())?;
     }
-    emit(
-        None,
-        &format!(
-            "wrote {} ({} workload page(s), {} pair page(s)) from {} run(s) on `{}`\n",
-            args.out.join("index.html").display(),
-            site.series,
-            site.pairs,
-            site.runs,
-            args.branch
-        ),
-    )
-    .map(|()| 0)
+    let text = format!(
+        "wrote {} ({} workload page(s), {} pair page(s)) from {} run(s) on `{}`\n",
+        args.out.join("index.html").display(),
+        site.series,
+        site.pairs,
+        site.runs,
+        args.branch
+    );
+    emit(None, &text).map(|()| 0)
 }
 
 fn list(args: &HistoryListArgs, width: u16) -> Result<u8, Failure> {

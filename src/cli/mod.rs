@@ -7,19 +7,21 @@
 
 mod args;
 mod check;
+mod files;
 mod history;
 mod ranks;
 
 use args::*;
 
-use std::fs;
-use std::io::{self, IsTerminal, Write};
+use std::io::{self, IsTerminal};
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
+
+use files::{cannot, create_dir, create_parent, emit};
 
 use tracegate::analysis::analyse::AnalysisOptions;
 use tracegate::driver::{self, Bar, Progress, ReadOptions, Silent, analyse};
@@ -195,11 +197,8 @@ fn dispatch(cli: Cli) -> Result<u8, Failure> {
             command: HardwareCommand::List { hardware_file },
         } => {
             let catalog = analyse::catalog(hardware_file.as_deref())?;
-            emit(
-                None,
-                &render::hardware_table::render(&catalog, terminal_width()),
-            )
-            .map(|()| 0)
+            let table = render::hardware_table::render(&catalog, terminal_width());
+            emit(None, &table).map(|()| 0)
         }
     }
 }
@@ -227,7 +226,7 @@ fn report_command(args: &ReportArgs) -> Result<(), Failure> {
     match args.format {
         Format::Csv => {
             let dir = args.out_dir.as_deref().expect("checked above");
-            ranks::write_files(dir, render::csv::render_all(&profile))?;
+            files::write_files(dir, render::csv::render_all(&profile))?;
         }
         Format::Json => emit(args.output.as_deref(), &render::json::render(&profile))?,
         Format::Markdown => emit(
@@ -271,7 +270,7 @@ fn snapshot_command(args: &SnapshotArgs) -> Result<(), Failure> {
     let snapshot = analyse::snapshot(&args.trace, args.capture.as_deref(), &options, &read)?;
     snapshot
         .write_path(&args.output)
-        .map_err(|e| Failure::input(format!("{}: cannot write: {e}", args.output.display())))
+        .map_err(cannot("write", &args.output))
 }
 
 fn comment_command(args: &CommentArgs) -> Result<u8, Failure> {
@@ -337,15 +336,10 @@ fn replay_command(args: &ReplayArgs) -> Result<(), Failure> {
     let read = read_options(args.quiet, &args.load);
     let op = (args.op.as_str(), args.dims.as_deref());
     let replayed = analyse::replay(&args.trace, op, args.top, &read)?;
-    fs::create_dir_all(&args.out).map_err(|e| {
-        Failure::input(format!(
-            "{}: cannot create directory: {e}",
-            args.out.display()
-        ))
-    })?;
+    create_dir(&args.out)?;
     let mut written = String::new();
     for package in &replayed.packages {
-        let path = check::write_file(&args.out, &package.path, &package.bytes)?;
+        let path = files::write_file(&args.out, &package.path, &package.bytes)?;
         written.push_str(&format!("{}\n", path.display()));
     }
     if written.is_empty() {
@@ -369,34 +363,4 @@ fn terminal_width() -> u16 {
         .or_else(|| terminal_size::terminal_size_of(io::stdout()).map(|(width, _)| width.0))
         .or_else(|| terminal_size::terminal_size_of(io::stderr()).map(|(width, _)| width.0))
         .unwrap_or(120)
-}
-
-/// Creates the directories `path` is to be written in.
-fn create_parent(path: &Path) -> Result<(), Failure> {
-    match path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        Some(dir) => fs::create_dir_all(dir).map_err(|e| {
-            Failure::input(format!("{}: cannot create directory: {e}", dir.display()))
-        }),
-        None => Ok(()),
-    }
-}
-
-fn emit(output: Option<&Path>, text: &str) -> Result<(), Failure> {
-    match output {
-        Some(path) => fs::write(path, text)
-            .map_err(|e| Failure::input(format!("{}: cannot write: {e}", path.display()))),
-        None => {
-            let mut stdout = io::stdout().lock();
-            // A closed pipe (`| head`) is not an error worth reporting.
-            match stdout
-                .write_all(text.as_bytes())
-                .and_then(|()| stdout.flush())
-            {
-                Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
-                    Err(Failure::input(format!("cannot write to stdout: {e}")))
-                }
-                _ => Ok(()),
-            }
-        }
-    }
 }

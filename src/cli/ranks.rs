@@ -3,13 +3,11 @@
 //! JSON or Markdown, or written as TraceLens-compatible CSVs; and
 //! `--rank-regex` compiled for every command that reads rank sets.
 
-use std::fs;
-use std::path::Path;
-
 use regex::Regex;
 
 use super::args::{Format, RankRegexArgs, ReportArgs};
-use super::{BARS, Failure, color_enabled, emit, terminal_width};
+use super::files::{emit, write_files};
+use super::{Failure, color_enabled, read_options, terminal_width};
 use tracegate::analysis::analyse::AnalysisOptions;
 use tracegate::driver::{self, ReadOptions, inputs};
 use tracegate::render;
@@ -28,12 +26,9 @@ pub(super) fn report(args: &ReportArgs) -> Result<(), Failure> {
         ));
     }
     let read = ReadOptions {
-        quiet: args.quiet,
-        limits: args.load.limits(),
-        jobs: driver::jobs::Jobs::new(None),
         ranks: true,
         rank_regex: rank_regex_of(&args.rank, true)?,
-        progress: &BARS,
+        ..read_options(args.quiet, &args.load)
     };
     let label = args.trace.display().to_string();
     let options = AnalysisOptions {
@@ -70,16 +65,4 @@ pub(super) fn rank_regex_of(args: &RankRegexArgs, ranks: bool) -> Result<Option<
         Some(text) => Ok(Some(inputs::rank_regex(text)?)),
         None => Ok(None),
     }
-}
-
-/// Writes `files` into `dir`, creating it.
-pub(super) fn write_files(dir: &Path, files: Vec<(&'static str, String)>) -> Result<(), Failure> {
-    fs::create_dir_all(dir)
-        .map_err(|e| Failure::input(format!("{}: cannot create directory: {e}", dir.display())))?;
-    for (name, contents) in files {
-        let path = dir.join(name);
-        fs::write(&path, contents)
-            .map_err(|e| Failure::input(format!("{}: cannot write: {e}", path.display())))?;
-    }
-    Ok(())
 }

@@ -1,9 +1,11 @@
-//! The gate as library calls (`tracegate::driver`): the check of the
-//! bundled example decides exactly what `tracegate check` writes and
-//! prints; and behaviour that needs no process, tested in-process —
+//! The gate as library calls (`tracegate::driver`): the library's check
+//! decides exactly what `tracegate check` writes and prints, byte for byte,
+//! on the bundled example, the corpus's folders (same platform and
+//! `--cross-platform`), a rank set and a `--history` baseline; and behaviour that needs no process, tested in-process —
 //! workloads named by their files in every command, so that `history add`
 //! and `check --history` find each other.
 
+use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -18,7 +20,8 @@ use tracegate::render::gate;
 use tracegate::render::terminal::Style;
 use tracegate::trace::LoadLimits;
 
-use crate::util::tracegate;
+use crate::ranks::write_rank_of;
+use crate::util::{corpus_dir, tracegate};
 
 fn example(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -49,12 +52,22 @@ fn today() -> Date {
 /// A check of `candidate` against `baseline` through the library, with the
 /// files an out dir holds.
 fn check_files(baseline: Baseline<'_>, candidate: &Path, policy: &Policy) -> Checked {
+    check_reading(baseline, candidate, policy, read())
+}
+
+/// [`check_files`] reading the inputs with `read`.
+fn check_reading(
+    baseline: Baseline<'_>,
+    candidate: &Path,
+    policy: &Policy,
+    read: ReadOptions<'_>,
+) -> Checked {
     let request = CheckRequest {
         baseline,
         candidate,
         captures: Captures::default(),
         policy,
-        read: read(),
+        read,
         judge: JudgeOptions {
             today: Some(today()),
             ..JudgeOptions::default()
@@ -84,30 +97,29 @@ fn files_under(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     found
 }
 
-#[test]
-fn the_driver_decides_what_check_writes_and_prints_for_the_example() {
-    let policy = Policy::default();
-    let baselines = [example("baseline.json.gz")];
-    let candidate = example("candidate.json.gz");
-    let checked = check_files(Baseline::Paths(&baselines), &candidate, &policy);
+/// Runs `tracegate check ARGS --out-dir TMP` outside GitHub Actions and
+/// asserts that it exits, prints and writes byte for byte what the library
+/// decided in `checked`: report.json, comment.md, summary.md, the snapshots
+/// and the replay packages.
+fn assert_binary_writes(args: &[&OsStr], checked: &Checked) {
     let out = tempfile::tempdir().expect("tempdir");
     let output = tracegate()
         .arg("check")
-        .arg("--baseline")
-        .arg(&baselines[0])
-        .arg("--candidate")
-        .arg(&candidate)
+        .args(args)
         .arg("--out-dir")
         .arg(out.path())
         .args(["--quiet", "--color", "never"])
         .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_SHA")
+        .env_remove("GITHUB_EVENT_NAME")
         .env("COLUMNS", "120")
         .output()
         .expect("runs");
     let verdict = &checked.verdict;
     assert_eq!(
         output.status.code(),
-        Some(i32::from(verdict.outcome.exit_code()))
+        Some(i32::from(verdict.outcome.exit_code())),
+        "{output:?}"
     );
     let stdout = String::from_utf8(output.stdout).expect("UTF-8");
     let style = Style {
@@ -141,13 +153,96 @@ fn the_driver_decides_what_check_writes_and_prints_for_the_example() {
     for ((path, bytes), (_, want)) in written.iter().zip(&expected) {
         assert!(bytes == want, "{} differs", path.display());
     }
+}
+
+#[test]
+fn the_driver_decides_what_check_writes_and_prints_for_the_example() {
+    let policy = Policy::default();
+    let baselines = [example("baseline.json.gz")];
+    let candidate = example("candidate.json.gz");
+    let checked = check_files(Baseline::Paths(&baselines), &candidate, &policy);
+    let args = [
+        "--baseline".as_ref(),
+        baselines[0].as_os_str(),
+        "--candidate".as_ref(),
+        candidate.as_os_str(),
+    ];
+    assert_binary_writes(&args, &checked);
     // The example's regression is selected for a replay package, which the
     // report names: the comparison above covered one.
     assert!(!checked.packages.is_empty(), "no replay package");
 }
 
+/// The corpus's H100 and MI300X folders checked as directories of
+/// workloads, same platform and across platforms (`--cross-platform`).
 #[test]
-fn history_add_and_check_history_name_a_snapshot_by_its_file() {
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
+fn the_driver_decides_what_check_writes_for_corpus_directories_and_across_platforms() {
+    let corpus = corpus_dir().join("tracelens");
+    let (h100, mi300) = (corpus.join("h100"), corpus.join("mi300"));
+    for (baseline, candidate, cross_platform) in [(&h100, &h100, false), (&h100, &mi300, true)] {
+        let policy = Policy::for_check(None, cross_platform).unwrap_or_else(|e| panic!("{e}"));
+        let baselines = [baseline.clone()];
+        let checked = check_files(Baseline::Paths(&baselines), candidate, &policy);
+        assert!(
+            checked.verdict.workloads.len() >= 5,
+            "{:?}",
+            checked.verdict.workloads
+        );
+        let mut args = vec![
+            "--baseline".as_ref(),
+            baseline.as_os_str(),
+            "--candidate".as_ref(),
+            candidate.as_os_str(),
+        ];
+        if cross_platform {
+            args.push("--cross-platform".as_ref());
+        }
+        assert_binary_writes(&args, &checked);
+    }
+}
+
+/// A 4-rank job against itself with its all-reduces 1.5× as long, read as
+/// rank sets (`--ranks`).
+#[test]
+fn the_driver_decides_what_check_writes_for_a_rank_set() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let job = |name: &str, scale: f64| {
+        let path = dir.path().join(name);
+        fs::create_dir(&path).expect("mkdir");
+        for rank in 0..4 {
+            write_rank_of(&path, 4, rank, rank == 2, 50.0, scale);
+        }
+        path
+    };
+    let (baseline, candidate) = (job("base", 1.0), job("cand", 1.5));
+    let policy = Policy::default();
+    let baselines = [baseline.clone()];
+    let ranks = ReadOptions {
+        ranks: true,
+        ..read()
+    };
+    let checked = check_reading(Baseline::Paths(&baselines), &candidate, &policy, ranks);
+    assert!(
+        checked.verdict.outcome.exit_code() == 1,
+        "{:?}",
+        checked.verdict.findings
+    );
+    let args = [
+        "--ranks".as_ref(),
+        "--baseline".as_ref(),
+        baseline.as_os_str(),
+        "--candidate".as_ref(),
+        candidate.as_os_str(),
+    ];
+    assert_binary_writes(&args, &checked);
+}
+
+#[test]
+fn history_add_and_check_history_name_a_snapshot_by_its_file_as_the_binary_does() {
     let dir = tempfile::tempdir().expect("tempdir");
     // A snapshot of `baseline.json.gz` (its stored workload `baseline`),
     // saved as `b.snapshot.json.gz`: both commands call it `b`.
@@ -210,6 +305,15 @@ fn history_add_and_check_history_name_a_snapshot_by_its_file() {
         "{:?}",
         verdict.findings
     );
+    let args = [
+        "--history".as_ref(),
+        store.as_os_str(),
+        "--commit".as_ref(),
+        "c3".as_ref(),
+        "--candidate".as_ref(),
+        file.as_os_str(),
+    ];
+    assert_binary_writes(&args, &checked);
 }
 
 #[test]

@@ -6,8 +6,8 @@
 use serde_json::Value;
 
 use super::ir::{
-    Arg, ArgValue, IR_FORMAT, IR_VERSION, Init, OpTarget, Origin, RecordedArgs, ReplayError,
-    ReplayIr, TensorSpec, ValueSource,
+    Arg, ArgValue, IR_FORMAT, IR_VERSION, Init, MathSettings, OpTarget, Origin, RecordedArgs,
+    ReplayError, ReplayIr, TensorSpec, ValueSource,
 };
 use super::pyliteral;
 use super::schema::{self, Base, Recorded, Schema, SchemaArg};
@@ -231,6 +231,7 @@ pub(super) fn build(
         invocations: None,
         kernel_time_us: None,
         kernels: Vec::new(),
+        math: MathSettings::default(),
         module_path: None,
         origin: Origin::default(),
         environment: None,

@@ -85,6 +85,8 @@ pub struct ReplayIr {
     pub kernel_time_us: Option<Stats>,
     /// The kernels one call launched, in order.
     pub kernels: Vec<KernelRef>,
+    /// The float math settings the replay applies before its first call.
+    pub math: MathSettings,
     /// The `nn.Module` path of the call, when recorded.
     pub module_path: Option<String>,
     /// Where the call came from.
@@ -255,6 +257,66 @@ pub struct KernelRef {
     pub count: Option<u64>,
     /// Its median duration, µs, when known.
     pub median_us: Option<f64>,
+}
+
+/// The float math settings a call ran under. They decide which kernel an
+/// fp32 GEMM or convolution runs (TF32 tensor cores or not, cuDNN's
+/// algorithm search), so a replay that ignored them could time another
+/// kernel than the trace did. The profiler records none of them: TF32 is
+/// read from the call's kernel names, the rest are PyTorch's defaults.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MathSettings {
+    /// `torch.backends.cuda.matmul.allow_tf32`.
+    pub matmul_allow_tf32: bool,
+    /// `torch.backends.cudnn.allow_tf32`.
+    pub cudnn_allow_tf32: bool,
+    /// `torch.backends.cudnn.benchmark`.
+    pub cudnn_benchmark: bool,
+    /// `torch.backends.cudnn.deterministic`.
+    pub cudnn_deterministic: bool,
+    /// Where the values come from, one sentence.
+    pub source: String,
+}
+
+impl Default for MathSettings {
+    /// PyTorch's defaults (since 1.12): no TF32 for matmuls, TF32 for cuDNN
+    /// convolutions, no algorithm search, nondeterministic algorithms allowed.
+    fn default() -> MathSettings {
+        MathSettings {
+            matmul_allow_tf32: false,
+            cudnn_allow_tf32: true,
+            cudnn_benchmark: false,
+            cudnn_deterministic: false,
+            source: "PyTorch's defaults: the trace does not record these settings, and no \
+                     kernel of the call names TF32"
+                .to_string(),
+        }
+    }
+}
+
+impl MathSettings {
+    /// The settings a call's kernels show: when one of them names TF32
+    /// (cuBLAS, cuDNN, CUTLASS and hipBLASLt kernels say `tf32` in their
+    /// names), TF32 was allowed for matmuls and convolutions alike; else
+    /// [`MathSettings::default`].
+    pub fn of_kernels(kernels: &[KernelRef]) -> MathSettings {
+        let tf32 = kernels
+            .iter()
+            .find(|k| k.name.to_ascii_lowercase().contains("tf32"));
+        match tf32 {
+            Some(kernel) => MathSettings {
+                matmul_allow_tf32: true,
+                cudnn_allow_tf32: true,
+                source: format!(
+                    "TF32 from the trace: the call's kernel {} runs TF32 math; the cuDNN \
+                     choices are PyTorch's defaults (not recorded)",
+                    kernel.name
+                ),
+                ..MathSettings::default()
+            },
+            None => MathSettings::default(),
+        }
+    }
 }
 
 /// Where a call came from.

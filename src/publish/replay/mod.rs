@@ -38,8 +38,8 @@ mod sources;
 mod tests;
 
 pub use ir::{
-    Arg, ArgValue, Comparison, IR_FORMAT, IR_VERSION, Init, KernelRef, OpTarget, Origin,
-    RecordedArgs, ReplayError, ReplayIr, TensorSpec, ValueSource,
+    Arg, ArgValue, Comparison, IR_FORMAT, IR_VERSION, Init, KernelRef, MathSettings, OpTarget,
+    Origin, RecordedArgs, ReplayError, ReplayIr, TensorSpec, ValueSource,
 };
 pub use package::{PACKAGE_FILES, PackageContext, REPLAY_PY, write_package};
 pub use select::{SelectedPackage, Selection, events_matching, rows_matching, select_packages};

@@ -8,7 +8,7 @@ use std::io::Write as _;
 
 use flate2::{Compression, GzBuilder};
 
-use super::ir::{Arg, ArgValue, Comparison, ReplayIr, TensorSpec, ValueSource};
+use super::ir::{Arg, ArgValue, Comparison, MathSettings, ReplayIr, TensorSpec, ValueSource};
 use crate::gate::snapshot::sha256_hex;
 use crate::gate::verdict::{EnvironmentSummary, Finding, Verdict};
 use crate::render::text::{escape, human_us};
@@ -224,6 +224,25 @@ fn mib(bytes: u64) -> String {
     format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
 }
 
+/// The README's list of the math settings `replay.py` applies.
+fn math_section(out: &mut String, math: &MathSettings) {
+    let on = |value: bool| if value { "on" } else { "off" };
+    let _ = writeln!(
+        out,
+        "\nMath settings `replay.py` applies before the first call ({}; `--tf32 on|off` \
+         overrides both TF32 settings):\n\n\
+         - `torch.backends.cuda.matmul.allow_tf32`: {}\n\
+         - `torch.backends.cudnn.allow_tf32`: {}\n\
+         - `torch.backends.cudnn.benchmark`: {}\n\
+         - `torch.backends.cudnn.deterministic`: {}",
+        escape(&math.source),
+        on(math.matmul_allow_tf32),
+        on(math.cudnn_allow_tf32),
+        on(math.cudnn_benchmark),
+        on(math.cudnn_deterministic)
+    );
+}
+
 /// The package's README.
 fn readme(ir: &ReplayIr, context: &PackageContext, stem: &str) -> String {
     let mut out = String::new();
@@ -315,6 +334,7 @@ fn readme(ir: &ReplayIr, context: &PackageContext, stem: &str) -> String {
     if let Some(path) = &ir.module_path {
         let _ = writeln!(out, "Module: {}.", code(path));
     }
+    math_section(&mut out, &ir.math);
     if !ir.notes.is_empty() {
         out.push_str("\nAssumptions, where the trace records nothing:\n\n");
         for note in &ir.notes {
@@ -330,6 +350,7 @@ fn readme(ir: &ReplayIr, context: &PackageContext, stem: &str) -> String {
          python3 replay.py                      # on cuda (CUDA or ROCm) when available, else cpu\n\
          python3 replay.py --iters 500 --warmup 50\n\
          python3 replay.py --cold-l2            # flush the L2 cache before every timed call\n\
+         python3 replay.py --tf32 off           # fp32 matmuls and convolutions without TF32\n\
          python3 replay.py --profile            # also write replay_trace.json\n\
          python3 replay.py --dtype-override bfloat16                  # every floating-point input\n\
          python3 replay.py --dtype-override float8_e4m3fn=float8_e4m3fnuz\n\

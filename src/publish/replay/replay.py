@@ -427,6 +427,42 @@ def environment_line(env):
     return ", ".join(parts)
 
 
+# PyTorch's defaults, for an IR that carries no settings.
+DEFAULT_MATH = {
+    "matmul_allow_tf32": False, "cudnn_allow_tf32": True,
+    "cudnn_benchmark": False, "cudnn_deterministic": False,
+    "source": "PyTorch's defaults",
+}
+
+
+def math_settings(ir, tf32):
+    """The IR's math settings, with `--tf32 on|off` over both TF32 ones."""
+    math = dict(DEFAULT_MATH)
+    math.update(ir.get("math") or {})
+    if tf32 is not None:
+        math["matmul_allow_tf32"] = math["cudnn_allow_tf32"] = tf32 == "on"
+        math["source"] = "TF32 from --tf32 %s; %s" % (tf32, math["source"])
+    return math
+
+
+def math_line(math):
+    on = lambda value: "on" if value else "off"
+    return "math: TF32 matmul %s, cuDNN TF32 %s, cuDNN benchmark %s, deterministic %s (%s)" % (
+        on(math["matmul_allow_tf32"]), on(math["cudnn_allow_tf32"]),
+        on(math["cudnn_benchmark"]), on(math["cudnn_deterministic"]), math["source"])
+
+
+def apply_math(torch, math):
+    """Sets the math settings on this PyTorch; returns them as it reads them back."""
+    matmul, cudnn = torch.backends.cuda.matmul, torch.backends.cudnn
+    matmul.allow_tf32 = math["matmul_allow_tf32"]
+    cudnn.allow_tf32 = math["cudnn_allow_tf32"]
+    cudnn.benchmark = math["cudnn_benchmark"]
+    cudnn.deterministic = math["cudnn_deterministic"]
+    return dict(math, matmul_allow_tf32=bool(matmul.allow_tf32), cudnn_allow_tf32=bool(cudnn.allow_tf32),
+                cudnn_benchmark=bool(cudnn.benchmark), cudnn_deterministic=bool(cudnn.deterministic))
+
+
 def print_call(ir, overrides):
     op = ir["op"]
     print("op: %s%s" % (op["name"], "." + op["overload"] if op.get("overload") else ""))
@@ -453,6 +489,8 @@ def main(argv=None):
                         help="replace input dtypes: one dtype for every floating-point input, or FROM=TO pairs (torch names, e.g. float8_e4m3fn=float8_e4m3fnuz); repeatable")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     parser.add_argument("--cold-l2", action="store_true", help="flush the L2 cache before every timed call")
+    parser.add_argument("--tf32", choices=("on", "off"),
+                        help="allow TF32 for fp32 matmuls and convolutions or not (default: as replay_ir.json's math settings say)")
     parser.add_argument("--profile", nargs="?", const=os.path.join(os.getcwd(), "replay_trace.json"), metavar="PATH",
                         help="also write a torch.profiler trace of a few calls (default replay_trace.json) for `tracegate report`")
     parser.add_argument("--json", metavar="PATH", help="write the figures as JSON")
@@ -465,8 +503,10 @@ def main(argv=None):
 
     ir = load_ir(args.ir)
     overrides = parse_overrides(args.dtype_override)
+    math = math_settings(ir, args.tf32)
     if args.dry_run:
         print_call(ir, overrides)
+        print(math_line(math))
         return 0
 
     try:
@@ -492,6 +532,7 @@ def main(argv=None):
             # Events and the default stream belong to the current device.
             torch.cuda.set_device(torch.device(device))
     torch.manual_seed(args.seed)
+    math = apply_math(torch, math)
 
     op_name = ir["op"]["name"]
     try:
@@ -527,6 +568,7 @@ def main(argv=None):
     print("replay of %s on %s (%s, PyTorch %s)" % (op_name, name, runtime, torch.__version__))
     print("overload: %s" % schema)
     print("%d calls after %d warm-up calls%s" % (args.iters, args.warmup, ", L2 flushed before each" if args.cold_l2 else ""))
+    print(math_line(math))
     print()
     print("%-34s %12s %12s %10s" % ("", "median µs", "mean µs", "calls"))
     print("%-34s %12s %12s %10d" % ("this replay", fmt_us(median), fmt_us(mean), len(times)))
@@ -557,6 +599,7 @@ def main(argv=None):
             "iters": args.iters,
             "warmup": args.warmup,
             "cold_l2": args.cold_l2,
+            "math": math,
             "median_us": median,
             "mean_us": mean,
             "min_us": min(times),

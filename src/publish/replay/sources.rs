@@ -9,7 +9,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::args::{build, int_list};
-use super::ir::{KernelRef, Origin, RecordedArgs, ReplayError, ReplayIr};
+use super::ir::{KernelRef, MathSettings, Origin, RecordedArgs, ReplayError, ReplayIr};
 use super::pyliteral;
 use super::schema::Recorded;
 use crate::analysis::hardware;
@@ -79,6 +79,7 @@ pub fn ir_for_row(trace: &Trace, row: &UniqueArgs) -> Result<ReplayIr, ReplayErr
             median_us: Some(k.duration.median),
         })
         .collect();
+    ir.math = MathSettings::of_kernels(&ir.kernels);
     ir.module_path = row.module_path.clone();
     Ok(ir)
 }
@@ -118,6 +119,7 @@ pub fn ir_for_snapshot_row(snapshot: &Snapshot, row: &OpSnapshot) -> Result<Repl
             median_us: None,
         })
         .collect();
+    ir.math = MathSettings::of_kernels(&ir.kernels);
     ir.module_path = row.module_path.clone();
     ir.origin = Origin {
         workload: Some(snapshot.workload.clone()),

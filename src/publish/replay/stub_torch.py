@@ -64,6 +64,17 @@ class cuda:
         pass
 
 
+class backends:
+    class cuda:
+        class matmul:
+            allow_tf32 = False
+
+    class cudnn:
+        allow_tf32 = True
+        benchmark = False
+        deterministic = False
+
+
 class iinfo:
     def __init__(self, kind):
         self.max = 2 ** (8 * kind.itemsize - (0 if kind.name.startswith("uint") or kind.name == "bool" else 1)) - 1
@@ -186,7 +197,9 @@ class OpOverload:
                 return repr(value)
             return value
         record = {"overload": self.name, "args": [plain(a) for a in args],
-                  "kwargs": {k: plain(v) for k, v in kwargs.items()}}
+                  "kwargs": {k: plain(v) for k, v in kwargs.items()},
+                  "matmul_allow_tf32": backends.cuda.matmul.allow_tf32,
+                  "cudnn_allow_tf32": backends.cudnn.allow_tf32}
         path = os.environ.get("STUB_TORCH_LOG")
         if path:
             with open(path, "a", encoding="utf-8") as handle:

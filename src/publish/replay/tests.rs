@@ -1289,3 +1289,74 @@ fn replay_py_binds_and_times_against_a_stub_torch() {
     assert_eq!(code, Some(3), "{text}");
     assert!(text.contains("no overload of aten::addmm"), "{text}");
 }
+
+/// A call whose kernel ran TF32 math is replayed with TF32 allowed; one
+/// whose kernels say nothing, with PyTorch's defaults; `--tf32` overrides
+/// both. The stub records the settings each call saw, so the test sees them
+/// applied before the first call, not only printed.
+#[test]
+fn replay_applies_the_math_settings_the_trace_shows() {
+    let python = python3();
+    let kernel = |name: &str| KernelRef {
+        name: name.to_string(),
+        count: Some(1),
+        median_us: Some(10.0),
+    };
+    let gemm = [kernel(
+        "sm80_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x16",
+    )];
+    let tf32 = MathSettings::of_kernels(&gemm);
+    assert!(tf32.matmul_allow_tf32 && tf32.cudnn_allow_tf32, "{tf32:?}");
+    assert!(
+        tf32.source.contains("sm80_xmma_gemm_f32f32_tf32f32"),
+        "{tf32:?}"
+    );
+    let plain = MathSettings::of_kernels(&[kernel("ampere_sgemm_128x64_nn")]);
+    assert_eq!(plain, MathSettings::default());
+    assert!(!plain.matmul_allow_tf32 && plain.cudnn_allow_tf32);
+
+    let mut ir = small_ir();
+    ir.kernels = gemm.to_vec();
+    ir.math = tf32;
+    let (_, bytes) = write_package(&ir, &PackageContext::on_demand("stub"));
+    let dir = tempfile::tempdir().expect("temp dir");
+    let package = extract(&bytes, dir.path());
+    let readme = std::fs::read_to_string(package.join("README.md")).expect("README");
+    assert!(
+        readme.contains("- `torch.backends.cuda.matmul.allow_tf32`: on"),
+        "{readme}"
+    );
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(package.join("replay_ir.json")).expect("IR"))
+            .expect("JSON");
+    assert_eq!(json["math"]["matmul_allow_tf32"], true);
+
+    let seen = |ir: &ReplayIr, extra: &[&str]| {
+        let (code, text, calls) = run_with_stub(python, ir, extra);
+        assert_eq!(code, Some(0), "{text}");
+        let first = &calls[0];
+        let settings = (
+            first["matmul_allow_tf32"].clone(),
+            first["cudnn_allow_tf32"].clone(),
+        );
+        assert!(
+            calls.iter().all(|c| (
+                c["matmul_allow_tf32"].clone(),
+                c["cudnn_allow_tf32"].clone()
+            ) == settings),
+            "{calls:?}"
+        );
+        (settings, text)
+    };
+    let (settings, text) = seen(&ir, &[]);
+    assert_eq!(settings, (json!(true), json!(true)));
+    assert!(
+        text.contains("math: TF32 matmul on, cuDNN TF32 on"),
+        "{text}"
+    );
+    let (settings, text) = seen(&ir, &["--tf32", "off"]);
+    assert_eq!(settings, (json!(false), json!(false)));
+    assert!(text.contains("TF32 from --tf32 off"), "{text}");
+    let (settings, _) = seen(&small_ir(), &[]);
+    assert_eq!(settings, (json!(false), json!(true)));
+}

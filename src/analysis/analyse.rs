@@ -10,7 +10,7 @@ use crate::analysis::gpu_work::{GpuWork, Invocations};
 use crate::analysis::graph::{self, Capture};
 use crate::analysis::hardware::{self, Catalog, ComputeSpec, Hardware};
 use crate::analysis::idle::idle_split;
-use crate::analysis::kernels::{kernel_summary, short_kernels};
+use crate::analysis::kernels::{TotalShare, kernel_summary, short_kernels};
 use crate::analysis::op_tables::{categories, ops_by_name, steps, unique_args};
 use crate::analysis::perf::{self, PerfReport};
 use crate::analysis::phase::phases;
@@ -161,9 +161,10 @@ pub fn analyse_with_captures(
         &mut categories,
         &mut steps,
     );
-    let kernels = kernel_summary(trace, tree, &gpu, &timeline);
+    let share = TotalShare::of(&gpu, &timeline);
+    let kernels = kernel_summary(trace, tree, &gpu, &share);
     let (short_kernels, short_kernel_histogram, short_kernel_time_us) =
-        short_kernels(trace, tree, &gpu, &timeline);
+        short_kernels(trace, tree, &gpu, &share);
     let (hardware_used, hardware) = choose_hardware(trace, options);
     let (mut perf, implausible) = perf::perf_report_checked(trace, tree, &options.comm);
     perf::add_rows(
@@ -176,6 +177,7 @@ pub fn analyse_with_captures(
             &options.comm,
         ),
     );
+    let found = anomalies(trace, tree, &gpu, implausible, &kernels);
     let mut profile = Profile {
         schema_version: REPORT_SCHEMA_VERSION,
         tracegate_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -194,7 +196,7 @@ pub fn analyse_with_captures(
         short_kernels,
         short_kernel_time_us,
         short_kernel_histogram,
-        anomalies: anomalies(trace, tree, &gpu, implausible),
+        anomalies: found,
         idle: idle_split(trace, &gpu),
         sync: sync_summary(trace),
         timeline,

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::analysis::gpu_work::{GpuWork, Work};
 use crate::analysis::perf::ImplausibleArgs;
-use crate::analysis::profile::Anomalies;
+use crate::analysis::profile::{Anomalies, KernelSummary};
 use crate::trace::Trace;
 use crate::trace::link::Tree;
 
@@ -24,6 +24,7 @@ pub(super) fn anomalies(
     tree: &Tree,
     gpu: &GpuWork,
     implausible: ImplausibleArgs,
+    kernels: &[KernelSummary],
 ) -> Anomalies {
     let mut result = Anomalies {
         negative_durations: trace.counts.negative_durations,
@@ -33,6 +34,18 @@ pub(super) fn anomalies(
         implausible_op_args_examples: implausible.examples,
         ..Anomalies::default()
     };
+    for row in kernels.iter().filter(|k| k.percent_of_total_time > 100.0) {
+        result.kernel_rows_over_total_time += 1;
+        if result.kernel_rows_over_total_time_examples.len() < EXAMPLES {
+            result.kernel_rows_over_total_time_examples.push(format!(
+                "`{}` on stream {}: {:.1}% of the total time in {} launches that overlap one another",
+                row.name,
+                row.stream.map_or("?".to_string(), |s| s.to_string()),
+                row.percent_of_total_time,
+                row.duration.count
+            ));
+        }
+    }
     let mut by_stream: BTreeMap<StreamKey, Vec<&Work>> = BTreeMap::new();
     for work in &gpu.items {
         let track = trace.events[work.event as usize].track;

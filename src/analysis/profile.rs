@@ -593,6 +593,15 @@ pub struct Anomalies {
     /// Up to five of their reasons, one per op name and argument set.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub implausible_op_args_examples: Vec<String>,
+    /// Kernel rows (one kernel under one parent op on one stream) whose time
+    /// is above 100% of the total time: their launches overlap one another,
+    /// duplicated events or work overlapping on one stream. Written only
+    /// when non-zero.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub kernel_rows_over_total_time: u64,
+    /// Up to five of them, with their share and launches.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kernel_rows_over_total_time_examples: Vec<String>,
 }
 
 fn is_zero(count: &u64) -> bool {
@@ -602,7 +611,11 @@ fn is_zero(count: &u64) -> bool {
 impl Anomalies {
     /// Whether anything was counted.
     pub fn any(&self) -> bool {
-        self.negative_durations + self.missing_times + self.stream_overlaps > 0
+        self.negative_durations
+            + self.missing_times
+            + self.stream_overlaps
+            + self.kernel_rows_over_total_time
+            > 0
             || self.link != LinkAnomalies::default()
     }
 }

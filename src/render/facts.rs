@@ -130,6 +130,14 @@ pub fn anomaly_lines(profile: &Profile) -> Vec<String> {
         ));
         lines.extend(a.examples.iter().map(|e| format!("  e.g. {e}")));
     }
+    if a.kernel_rows_over_total_time > 0 {
+        lines.push(format!(
+            "{} kernel row(s) take over 100% of the total time: their launches overlap (duplicated events, or work overlapping on one stream)",
+            a.kernel_rows_over_total_time
+        ));
+        let examples = &a.kernel_rows_over_total_time_examples;
+        lines.extend(examples.iter().map(|e| format!("  e.g. {e}")));
+    }
     lines.extend(coverage_lines(profile));
     lines
 }

@@ -331,6 +331,34 @@ fn hostile_kernel(side: &str) -> String {
     format!("{HOSTILE} $$x^2$$ <details> kernel_{side}\n+forged_new\n-forged_old")
 }
 
+/// `$GITHUB_OUTPUT` text: `key=value` lines and `key<<DELIM` heredocs
+/// closed by their delimiter, so no value can start a key of its own.
+fn assert_output_lines(outputs: &str) {
+    let mut lines = outputs.lines();
+    while let Some(line) = lines.next() {
+        if let Some((key, delimiter)) = line.split_once("<<") {
+            assert!(
+                key.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'),
+                "{line}"
+            );
+            assert!(
+                lines.any(|l| l == delimiter),
+                "unclosed heredoc {line} in:\n{outputs}"
+            );
+        } else {
+            let (key, _) = line
+                .split_once('=')
+                .unwrap_or_else(|| panic!("not key=value: {line}"));
+            assert!(
+                key.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'),
+                "{line}"
+            );
+        }
+    }
+}
+
 /// One hostile name set through every channel of `check` under GitHub
 /// Actions: terminal, annotations, `$GITHUB_OUTPUT` (headline included),
 /// comment and summary (kernel diffs and `<summary>` lines included).
@@ -364,6 +392,7 @@ fn every_output_channel_escapes_the_same_hostile_names() {
         .expect("a headline output");
     assert!(headline.starts_with("headline="), "{headline}");
     assert_inert_terminal(&outputs);
+    assert_output_lines(&outputs);
     for file in ["comment.md", "summary.md"] {
         let markdown = std::fs::read_to_string(dir.path().join("out").join(file)).unwrap();
         assert_inert_markdown(&markdown);
@@ -380,6 +409,91 @@ fn every_output_channel_escapes_the_same_hostile_names() {
     }
     let comment = std::fs::read_to_string(dir.path().join("out/comment.md")).unwrap();
     assert!(comment.contains("Kernel selection changed"), "{comment}");
+    assert_inert_dashboard(dir.path(), &ops);
+}
+
+/// A file name with what a file system allows of the hostile set.
+const HOSTILE_FILE: &str =
+    "evil\u{1b}]0;x\u{7} <img src=x onerror=alert(1)> \u{202e}gnp $$x^2$$ `code` | cell :*?.json";
+
+/// The dashboard channel: two runs of a workload named [`HOSTILE_FILE`]
+/// whose ops and kernels are the hostile set, recorded with `history add`
+/// and drawn with `history report`. Every page is inert HTML (no raw
+/// control or bidi character, the hostile tag shown as text, not parsed),
+/// and every file name is one an artifact upload takes.
+fn assert_inert_dashboard(dir: &Path, ops: &[String]) {
+    let history = dir.join("history");
+    for (commit, kernel_us, side) in [("c1", 100.0, "a"), ("c2", 200.0, "b")] {
+        let trace = dir.join(HOSTILE_FILE);
+        std::fs::write(
+            &trace,
+            trace_json(ops, |_| hostile_kernel(side), kernel_us, HOSTILE),
+        )
+        .unwrap();
+        tracegate()
+            .args([
+                "history", "add", "--quiet", "--branch", "main", "--commit", commit, "--dir",
+            ])
+            .arg(&history)
+            .arg(&trace)
+            .env_remove("GITHUB_SHA")
+            .assert()
+            .success();
+    }
+    let site = dir.join("site");
+    tracegate()
+        .args(["history", "report", "--branch", "main", "--dir"])
+        .arg(&history)
+        .arg("--out")
+        .arg(&site)
+        .env_remove("GITHUB_SERVER_URL")
+        .assert()
+        .success();
+    let mut pages = 0;
+    let mut stack = vec![site.clone()];
+    while let Some(folder) = stack.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let name = path
+                .strip_prefix(&site)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            assert!(
+                name.chars()
+                    .all(|c| c.is_ascii_graphic() && !"\":<>|*?".contains(c)),
+                "not an artifact-safe name: {name:?}"
+            );
+            let text = std::fs::read_to_string(&path).unwrap();
+            for c in text.chars() {
+                assert!(
+                    matches!(c, '\n' | '\t') || !c.is_control(),
+                    "{name}: raw {c:?}"
+                );
+                assert!(
+                    !matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{2028}' | '\u{2029}'),
+                    "{name}: {c:?}"
+                );
+            }
+            assert!(
+                !text.contains("<img"),
+                "{name}: a hostile tag parsed as HTML"
+            );
+            assert!(
+                !text.contains("<details> kernel"),
+                "{name}: a hostile tag parsed as HTML"
+            );
+            pages += usize::from(text.contains("&lt;img src=x onerror=alert(1)&gt;"));
+        }
+    }
+    assert!(
+        pages >= 2,
+        "the hostile names reach the index and the workload's page"
+    );
 }
 
 /// The verdict of the examples (baseline against candidate), judged by the
@@ -548,10 +662,12 @@ fn fuzz_cases() -> u32 {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(fuzz_cases()))]
 
-    /// report.json → comment, summary, terminal and annotations: a verdict
-    /// mutated from a real one never panics a renderer, the comment fits
-    /// GitHub's 65,536 characters, and no output carries a raw control
-    /// character or a line that starts a workflow command.
+    /// report.json → every output channel (comment, summary, terminal,
+    /// annotations, `$GITHUB_OUTPUT` with its headline): a verdict mutated
+    /// from a real one never panics a renderer, the comment fits GitHub's
+    /// 65,536 characters, no output carries a raw control character or a
+    /// line that starts a workflow command, and every output line is a
+    /// `key=value` or a heredoc's. `scripts/fuzz channels` runs it long.
     #[test]
     fn fuzzed_verdicts_render_within_limits(mutations in proptest::collection::vec(mutation(), 1..12)) {
         let mut verdict = example_verdict().clone();
@@ -573,6 +689,9 @@ proptest! {
             prop_assert!(line.starts_with("::error title=") || line.starts_with("::warning title="));
             assert_inert_terminal(line.trim_start_matches("::"));
         }
+        let outputs = actions::github_output_lines(&verdict, &actions::OutputPaths::default());
+        assert_inert_terminal(&outputs);
+        assert_output_lines(&outputs);
         // A 20 KB unit in a terminal table cell took comfy-table 19 s; the
         // bound is a watchdog, not a benchmark: a hang fails it, a loaded machine does not.
         prop_assert!(start.elapsed() < Duration::from_secs(60), "{:?}", start.elapsed());

@@ -770,4 +770,6 @@ mod files;
 pub mod lock;
 
 #[cfg(test)]
+mod fuzz;
+#[cfg(test)]
 mod tests;

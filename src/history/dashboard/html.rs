@@ -4,8 +4,12 @@
 
 use super::ChangeMark;
 use super::band::Segment;
+use crate::echo;
 
 /// Escapes text for HTML element content and double-quoted attributes.
+/// Control, line-separator and bidi characters from trace text show as
+/// `\u{…}`, as in the terminal and the logs (a bidi override would reorder
+/// the page's text); newlines and tabs stay, HTML whitespace.
 pub fn esc(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
@@ -15,6 +19,8 @@ pub fn esc(text: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
+            '\n' | '\t' => out.push(c),
+            c if echo::is_unsafe(c) => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
             _ => out.push(c),
         }
     }

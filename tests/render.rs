@@ -331,30 +331,34 @@ fn hostile_kernel(side: &str) -> String {
     format!("{HOSTILE} $$x^2$$ <details> kernel_{side}\n+forged_new\n-forged_old")
 }
 
-/// `$GITHUB_OUTPUT` text: `key=value` lines and `key<<DELIM` heredocs
-/// closed by their delimiter, so no value can start a key of its own.
+/// `$GITHUB_OUTPUT` text as the Actions runner parses it: a line whose
+/// first `=` comes before its first `<<` is `key=value`; otherwise it is
+/// `key<<DELIM`, a heredoc closed by its delimiter. No value can start a
+/// key of its own.
 fn assert_output_lines(outputs: &str) {
+    let key_ok = |key: &str| {
+        !key.is_empty()
+            && key
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    };
     let mut lines = outputs.lines();
     while let Some(line) = lines.next() {
-        if let Some((key, delimiter)) = line.split_once("<<") {
-            assert!(
-                key.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'),
-                "{line}"
-            );
-            assert!(
-                lines.any(|l| l == delimiter),
-                "unclosed heredoc {line} in:\n{outputs}"
-            );
-        } else {
-            let (key, _) = line
-                .split_once('=')
-                .unwrap_or_else(|| panic!("not key=value: {line}"));
-            assert!(
-                key.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'),
-                "{line}"
-            );
+        let equals = line.find('=');
+        let heredoc = line.find("<<");
+        match (equals, heredoc) {
+            (Some(e), h) if h.is_none_or(|h| e < h) => {
+                assert!(key_ok(&line[..e]), "{line}");
+            }
+            (_, Some(h)) => {
+                assert!(key_ok(&line[..h]), "{line}");
+                let delimiter = &line[h + 2..];
+                assert!(
+                    lines.any(|l| l == delimiter),
+                    "unclosed heredoc {line} in:\n{outputs}"
+                );
+            }
+            _ => panic!("neither key=value nor a heredoc: {line}"),
         }
     }
 }

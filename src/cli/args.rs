@@ -601,8 +601,9 @@ pub(super) struct RankRegexArgs {
 #[derive(Debug, clap::Args)]
 pub(super) struct JobsArgs {
     /// Read N inputs at once, each on its own thread, so at most N traces
-    /// are in memory at once (default: the number of cores); 1 reads them
-    /// one after another. The results do not depend on N.
+    /// are in memory at once (default: the number of cores, with no more
+    /// JSON read at once than 1.2 times the largest input's, or 512 MiB);
+    /// 1 reads them one after another. The results do not depend on N.
     #[arg(short, long, value_name = "N")]
     pub(super) jobs: Option<NonZeroUsize>,
 }

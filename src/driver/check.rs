@@ -217,7 +217,7 @@ fn read_sides(
         })
         .collect();
     let size = |(i, _): &(&Input, _)| {
-        jobs::file_size(&i.path) + i.capture.as_deref().map_or(0, jobs::file_size)
+        jobs::json_size(&i.path) + i.capture.as_deref().map_or(0, jobs::json_size)
     };
     let mut read_sides = jobs::read_all(
         &inputs,

@@ -158,7 +158,7 @@ pub fn add(
     added: &mut dyn FnMut(&EntryMeta),
 ) -> Result<(), Error> {
     let store = open(dir)?;
-    let size = |p: &PathBuf| jobs::file_size(p);
+    let size = |p: &PathBuf| jobs::json_size(p);
     let mut snapshots = jobs::read_all(
         inputs,
         read.jobs,

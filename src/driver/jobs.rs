@@ -2,28 +2,77 @@
 //! `check` or a `history add` is read on a pool of N threads, so at most N
 //! traces are in memory at once, and the results come back in input order,
 //! so that what is compared, judged and reported does not depend on N.
+//! Without `--jobs`, large inputs are also held to a memory budget: the
+//! inputs read at once hold at most 1.2 times the largest one's JSON bytes
+//! (or 512 MiB, whichever is more), so that `check` of two 1 GB traces
+//! needs about one trace's memory, not two.
 
 use std::cmp::Reverse;
 use std::fs;
+use std::io::{Read, Seek, SeekFrom};
 use std::num::NonZeroUsize;
 use std::path::Path;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
 
 use super::{Bar, Error, Progress, Silent};
 
 /// How many inputs are read at once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Jobs(NonZeroUsize);
+pub struct Jobs {
+    threads: NonZeroUsize,
+    /// Whether the inputs read at once are held to [`memory_budget`] (the
+    /// default); `--jobs N` asks for N at once whatever their size.
+    memory_bound: bool,
+}
+
+/// The JSON bytes the inputs read at once may hold together, at least.
+pub const MEMORY_FLOOR_BYTES: u64 = 512 << 20;
+
+/// The JSON bytes the inputs read at once may hold together when the
+/// largest holds `largest`: 1.2 times it, or [`MEMORY_FLOOR_BYTES`].
+pub fn memory_budget(largest: u64) -> u64 {
+    (largest + largest / 5).max(MEMORY_FLOOR_BYTES)
+}
 
 impl Jobs {
-    /// `--jobs N`, or when left out, as many as the machine has cores.
+    /// `--jobs N`, or when left out, as many as the machine has cores
+    /// within the memory budget.
     pub fn new(jobs: Option<NonZeroUsize>) -> Jobs {
-        Jobs(
-            jobs.unwrap_or_else(|| {
+        Jobs {
+            threads: jobs.unwrap_or_else(|| {
                 std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN)
             }),
-        )
+            memory_bound: jobs.is_none(),
+        }
+    }
+}
+
+/// The bytes in flight and their bound: a reader waits until its input
+/// fits beside the others, or nothing else is being read.
+struct Budget {
+    limit: Option<u64>,
+    in_flight: Mutex<u64>,
+    freed: Condvar,
+}
+
+impl Budget {
+    fn enter(&self, size: u64) {
+        let mut in_flight = self.in_flight.lock().expect("no read panics holding it");
+        if let Some(limit) = self.limit {
+            while *in_flight > 0 && *in_flight + size > limit {
+                in_flight = self
+                    .freed
+                    .wait(in_flight)
+                    .expect("no read panics holding it");
+            }
+        }
+        *in_flight += size;
+    }
+
+    fn leave(&self, size: u64) {
+        *self.in_flight.lock().expect("no read panics holding it") -= size;
+        self.freed.notify_all();
     }
 }
 
@@ -68,7 +117,7 @@ where
     T: Sync,
     R: Send,
 {
-    let threads = jobs.0.get().min(items.len());
+    let threads = jobs.threads.get().min(items.len());
     if threads <= 1 {
         let mut done = Vec::with_capacity(items.len());
         for item in items {
@@ -83,7 +132,14 @@ where
         .num_threads(threads)
         .build()
         .map_err(|e| Error(format!("--jobs {threads}: cannot start the threads: {e}")))?;
-    let order = largest_first(items, size);
+    let sizes: Vec<u64> = items.iter().map(&size).collect();
+    let order = largest_first(&sizes, &|&s| s);
+    let largest = order.first().map_or(0, |&index| sizes[index]);
+    let budget = Budget {
+        limit: jobs.memory_bound.then(|| memory_budget(largest)),
+        in_flight: Mutex::new(0),
+        freed: Condvar::new(),
+    };
     let bar: Box<dyn Bar> = if quiet {
         Box::new(Silent)
     } else {
@@ -100,7 +156,10 @@ where
             if index > first_failed.load(Ordering::Relaxed) {
                 continue;
             }
+            let bytes = sizes[index];
+            budget.enter(bytes);
             let result = read(&items[index], true);
+            budget.leave(bytes);
             if result.is_err() {
                 first_failed.fetch_min(index, Ordering::Relaxed);
             }
@@ -122,7 +181,7 @@ where
 }
 
 /// The items' indices, largest first; equal sizes in item order.
-fn largest_first<T>(items: &[T], size: impl Fn(&T) -> u64) -> Vec<usize> {
+fn largest_first<T>(items: &[T], size: &impl Fn(&T) -> u64) -> Vec<usize> {
     let mut order: Vec<usize> = (0..items.len()).collect();
     order.sort_by_key(|&index| Reverse(size(&items[index])));
     order
@@ -132,6 +191,26 @@ fn largest_first<T>(items: &[T], size: impl Fn(&T) -> u64) -> Vec<usize> {
 /// read then fails with the reason).
 pub fn file_size(path: &Path) -> u64 {
     fs::metadata(path).map_or(0, |m| m.len())
+}
+
+/// The JSON bytes of the trace or snapshot at `path`, which its memory
+/// follows: a gzip file's uncompressed size from its trailer (modulo 4 GiB,
+/// so never taken below the compressed size), else the file's size.
+pub fn json_size(path: &Path) -> u64 {
+    let compressed = file_size(path);
+    let trailer = || -> std::io::Result<u64> {
+        let mut file = fs::File::open(path)?;
+        let mut magic = [0u8; 2];
+        file.read_exact(&mut magic)?;
+        if magic != [0x1f, 0x8b] || compressed < 18 {
+            return Ok(0);
+        }
+        file.seek(SeekFrom::End(-4))?;
+        let mut isize = [0u8; 4];
+        file.read_exact(&mut isize)?;
+        Ok(u64::from(u32::from_le_bytes(isize)))
+    };
+    trailer().unwrap_or(0).max(compressed)
 }
 
 fn in_order<R>(done: Vec<R>, failure: Option<Error>) -> InOrder<R> {
@@ -196,7 +275,7 @@ mod tests {
     #[test]
     fn the_largest_items_start_first() {
         assert_eq!(
-            largest_first(&[1, 5, 2, 9, 5, 3], |&s| s),
+            largest_first(&[1, 5, 2, 9, 5, 3], &|&s| s),
             [3, 1, 4, 5, 2, 0]
         );
     }
@@ -244,5 +323,76 @@ mod tests {
         .unwrap_or_else(|f| panic!("{f}"));
         assert_eq!(results.count(), 3);
         assert_eq!(*order.lock().expect("not poisoned"), vec![1, 2, 3]);
+    }
+
+    /// Reads `sizes` on `threads` threads, each read taking a while; the
+    /// most JSON bytes and inputs that were ever read at once.
+    fn peak(sizes: &[u64], jobs: Jobs) -> (u64, usize) {
+        let in_flight = Mutex::new((0u64, 0usize));
+        let peak = Mutex::new((0u64, 0usize));
+        read_all(
+            sizes,
+            jobs,
+            true,
+            &Silent,
+            |&s| s,
+            |&size, _| {
+                {
+                    let mut now = in_flight.lock().unwrap();
+                    *now = (now.0 + size, now.1 + 1);
+                    let mut most = peak.lock().unwrap();
+                    *most = (most.0.max(now.0), most.1.max(now.1));
+                }
+                std::thread::sleep(Duration::from_millis(20));
+                let mut now = in_flight.lock().unwrap();
+                *now = (now.0 - size, now.1 - 1);
+                Ok(())
+            },
+        )
+        .unwrap_or_else(|f| panic!("{f}"))
+        .for_each(drop);
+        peak.into_inner().unwrap()
+    }
+
+    #[test]
+    fn by_default_the_inputs_read_at_once_fit_the_memory_budget() {
+        const GIB: u64 = 1 << 30;
+        let threads = NonZeroUsize::new(4).unwrap();
+        let default = Jobs {
+            threads,
+            memory_bound: true,
+        };
+        // Two 1 GiB traces: one at a time, about one trace's memory.
+        assert_eq!(peak(&[GIB, GIB, GIB], default), (GIB, 1));
+        // One large and small ones: the small ones beside it within 1.2×.
+        let (bytes, _) = peak(&[GIB, GIB / 10, GIB / 10, GIB / 10], default);
+        assert!(bytes <= memory_budget(GIB), "{bytes}");
+        // Small traces fit the floor together.
+        let (bytes, _) = peak(&[MEMORY_FLOOR_BYTES / 4; 8], default);
+        assert!(bytes <= MEMORY_FLOOR_BYTES, "{bytes}");
+        assert_eq!(memory_budget(GIB), GIB + GIB / 5);
+        assert_eq!(memory_budget(1), MEMORY_FLOOR_BYTES);
+        // `--jobs N` asks for N at once, whatever their size.
+        assert!(!jobs(4).memory_bound && Jobs::new(None).memory_bound);
+    }
+
+    #[test]
+    fn a_gzip_file_is_sized_by_its_json_bytes() {
+        use std::io::Write as _;
+        let dir = tempfile::tempdir().unwrap();
+        let json = "{\"traceEvents\": []}".repeat(10_000);
+        let gz = dir.path().join("t.json.gz");
+        let mut encoder = flate2::write::GzEncoder::new(
+            fs::File::create(&gz).unwrap(),
+            flate2::Compression::best(),
+        );
+        encoder.write_all(json.as_bytes()).unwrap();
+        encoder.finish().unwrap();
+        assert!(file_size(&gz) < json.len() as u64 / 10);
+        assert_eq!(json_size(&gz), json.len() as u64);
+        let plain = dir.path().join("t.json");
+        fs::write(&plain, &json).unwrap();
+        assert_eq!(json_size(&plain), json.len() as u64);
+        assert_eq!(json_size(&dir.path().join("missing.json")), 0);
     }
 }

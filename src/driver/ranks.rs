@@ -102,7 +102,7 @@ pub fn rank_set(
             ))
         })
     };
-    let size = |f: &PathBuf| jobs::file_size(f);
+    let size = |f: &PathBuf| jobs::json_size(f);
     let parts = jobs::read_all(&files, read.jobs, read.quiet, read.progress, size, one)?
         .zip(&files)
         .map(|(snapshot, file)| snapshot.map(|s| (name_of(file), s)))

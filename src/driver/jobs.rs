@@ -135,11 +135,20 @@ where
     let sizes: Vec<u64> = items.iter().map(&size).collect();
     let order = largest_first(&sizes, &|&s| s);
     let largest = order.first().map_or(0, |&index| sizes[index]);
+    let limit = jobs.memory_bound.then(|| memory_budget(largest));
     let budget = Budget {
-        limit: jobs.memory_bound.then(|| memory_budget(largest)),
+        limit,
         in_flight: Mutex::new(0),
         freed: Condvar::new(),
     };
+    // Inputs too large to share the budget with even the smallest are read
+    // first, one after another on this thread: read on pool threads, each
+    // would grow its own allocator arena, and memory freed by one read
+    // would not serve the next (two 1 GB traces took 1.27× one's memory).
+    let smallest = order.last().map_or(0, |&index| sizes[index]);
+    let (alone, shared): (Vec<usize>, Vec<usize>) = order
+        .iter()
+        .partition(|&&index| limit.is_some_and(|limit| sizes[index] + smallest > limit));
     let bar: Box<dyn Bar> = if quiet {
         Box::new(Silent)
     } else {
@@ -151,20 +160,24 @@ where
     let first_failed = AtomicUsize::new(usize::MAX);
     let results: Mutex<Vec<Option<Result<R, Error>>>> =
         Mutex::new(items.iter().map(|_| None).collect());
+    let read_one = |index: usize| {
+        if index > first_failed.load(Ordering::Relaxed) {
+            return;
+        }
+        let bytes = sizes[index];
+        budget.enter(bytes);
+        let result = read(&items[index], true);
+        budget.leave(bytes);
+        if result.is_err() {
+            first_failed.fetch_min(index, Ordering::Relaxed);
+        }
+        results.lock().expect("no read panics holding it")[index] = Some(result);
+        bar.inc();
+    };
+    alone.iter().for_each(|&index| read_one(index));
     pool.broadcast(|_| {
-        while let Some(&index) = order.get(started.fetch_add(1, Ordering::Relaxed)) {
-            if index > first_failed.load(Ordering::Relaxed) {
-                continue;
-            }
-            let bytes = sizes[index];
-            budget.enter(bytes);
-            let result = read(&items[index], true);
-            budget.leave(bytes);
-            if result.is_err() {
-                first_failed.fetch_min(index, Ordering::Relaxed);
-            }
-            results.lock().expect("no read panics holding it")[index] = Some(result);
-            bar.inc();
+        while let Some(&index) = shared.get(started.fetch_add(1, Ordering::Relaxed)) {
+            read_one(index);
         }
     });
     bar.finish();

@@ -377,7 +377,14 @@ mod tests {
             let parts = a.subtract(&b).len() + b.len();
             prop_assert!((union - parts).abs() < 1e-9);
             prop_assert!((a.intersect(&b).len() + a.subtract(&b).len() - a.len()).abs() < 1e-9);
-            for window in a.union(&b).intervals().windows(2) {
+            // The disjoint intervals are the set: they cover its length,
+            // none of them empty, each apart from the next.
+            let merged = a.union(&b);
+            let covered = merged.intervals().iter().map(Interval::len).fold(0.0, |t, l| t + l);
+            prop_assert!((covered - merged.len()).abs() < 1e-9);
+            prop_assert_eq!(merged.intervals().is_empty(), merged.is_empty());
+            prop_assert!(merged.intervals().iter().all(|i| !i.is_empty()));
+            for window in merged.intervals().windows(2) {
                 prop_assert!(window[0].end < window[1].start);
             }
         }

@@ -15,13 +15,13 @@ use tracegate::driver::inputs::{Captures, pair_inputs, workload_of};
 use tracegate::driver::jobs::Jobs;
 use tracegate::driver::{ReadOptions, Silent, analyse};
 use tracegate::gate::judge::JudgeOptions;
-use tracegate::gate::policy::{Date, Policy};
+use tracegate::gate::policy::Policy;
 use tracegate::render::gate;
 use tracegate::render::terminal::Style;
 use tracegate::trace::LoadLimits;
 
 use crate::ranks::write_rank_of;
-use crate::util::{corpus_dir, tracegate};
+use crate::util::{corpus_dir, today, tracegate};
 
 fn example(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -38,15 +38,6 @@ fn read() -> ReadOptions<'static> {
         rank_regex: None,
         progress: &Silent,
     }
-}
-
-/// Today, as the binary takes it: `accept` entries expire by it.
-fn today() -> Date {
-    let seconds = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("after 1970")
-        .as_secs();
-    Date::from_unix_days(i64::try_from(seconds / 86_400).expect("a day number"))
 }
 
 /// A check of `candidate` against `baseline` through the library, with the

@@ -7,8 +7,18 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use tracegate::driver::check::{Baseline, CheckRequest};
+use tracegate::driver::inputs::{self, Captures};
+use tracegate::driver::jobs::Jobs;
+use tracegate::driver::{self, ReadOptions, Silent};
+use tracegate::gate::judge::JudgeOptions;
+use tracegate::gate::policy::Policy;
+use tracegate::render::gate;
+use tracegate::render::terminal::Style;
+use tracegate::trace::LoadLimits;
+
 use crate::ranks::write_rank_of;
-use crate::util::{read_gz_json, tracegate};
+use crate::util::{read_gz_json, today, tracegate};
 
 /// A 4-rank job in a new directory `dir/name`: rank `late` delayed 50 µs
 /// before each all-reduce, every all-reduce `scale` times as long.
@@ -21,37 +31,61 @@ fn job(dir: &Path, name: &str, late: u32, scale: f64) -> PathBuf {
     path
 }
 
-/// `check --ranks` of `baseline` against `candidate` into `out`: the exit
-/// code, the terminal text and report.json.
+/// `check --ranks` of `baseline` against `candidate` through the library
+/// (`tracegate::driver`, which tests/driver.rs holds to what the binary
+/// writes byte for byte), its report.json, comment.md and candidate
+/// snapshots written into `out`: the exit code, the terminal text and
+/// report.json.
 fn check(baseline: &Path, candidate: &Path, out: &Path) -> (i32, String, Value) {
-    check_with(&[], baseline, candidate, out)
+    check_with(None, baseline, candidate, out)
 }
 
-/// [`check`] with `args` added.
+/// [`check`] with `--rank-regex REGEX`.
 fn check_with(
-    args: &[&str],
+    rank_regex: Option<&str>,
     baseline: &Path,
     candidate: &Path,
     out: &Path,
 ) -> (i32, String, Value) {
-    let output = tracegate()
-        .args(["check", "--ranks", "--color", "never"])
-        .args(args)
-        .arg("--baseline")
-        .arg(baseline)
-        .arg("--candidate")
-        .arg(candidate)
-        .arg("--out-dir")
-        .arg(out)
-        .env("COLUMNS", "120")
-        .output()
-        .unwrap();
-    let code = output.status.code().unwrap();
-    assert!(code == 0 || code == 1, "{output:?}");
-    let report = fs::read_to_string(out.join("report.json")).unwrap();
+    let policy = Policy::default();
+    let baselines = [baseline.to_path_buf()];
+    let request = CheckRequest {
+        baseline: Baseline::Paths(&baselines),
+        candidate,
+        captures: Captures::default(),
+        policy: &policy,
+        read: ReadOptions {
+            quiet: true,
+            limits: LoadLimits::default(),
+            jobs: Jobs::new(None),
+            ranks: true,
+            rank_regex: rank_regex.map(|r| inputs::rank_regex(r).unwrap_or_else(|e| panic!("{e}"))),
+            progress: &Silent,
+        },
+        judge: JudgeOptions {
+            today: Some(today()),
+            ..JudgeOptions::default()
+        },
+        files: true,
+        pull_request: false,
+    };
+    let checked = driver::check::check(&request).unwrap_or_else(|e| panic!("{e}"));
+    let verdict = &checked.verdict;
+    let report = gate::render_report_json(verdict);
+    fs::create_dir_all(out).unwrap();
+    fs::write(out.join("report.json"), &report).unwrap();
+    let comment = gate::render_comment(verdict, "default", None).expect("renders");
+    fs::write(out.join("comment.md"), comment).unwrap();
+    for file in &checked.snapshots {
+        fs::write(out.join(&file.path), &file.bytes).unwrap();
+    }
+    let style = Style {
+        color: false,
+        width: 120,
+    };
     (
-        code,
-        String::from_utf8(output.stdout).unwrap(),
+        i32::from(verdict.outcome.exit_code()),
+        gate::render_terminal(verdict, 15, style),
         serde_json::from_str(&report).unwrap(),
     )
 }
@@ -312,7 +346,7 @@ fn globs_and_rank_regex_name_the_ranks_as_report_does() {
     let glob = format!("{}/gpu-*.json", renamed.display());
     let regex = r"(?:gpu-|worker|rank)(\d+)";
     let (code, text, report) = check_with(
-        &["--rank-regex", regex],
+        Some(regex),
         &base,
         Path::new(&glob),
         &dir.path().join("out"),

@@ -137,3 +137,14 @@ pub fn assert_input_error(assert: Assert, needles: &[&str]) -> String {
     }
     stderr
 }
+
+/// Today, as the binary takes it: `accept` entries expire by it.
+pub fn today() -> tracegate::gate::policy::Date {
+    let seconds = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_secs();
+    tracegate::gate::policy::Date::from_unix_days(
+        i64::try_from(seconds / 86_400).expect("a day number"),
+    )
+}

@@ -190,6 +190,13 @@ fn an_op_drifting_alone_is_named_and_the_others_are_not() {
     assert_eq!(drift.steps.len(), 5);
     let finding = drift.finding(Severity::Warn);
     assert_eq!(finding.kind, FindingKind::Regression);
+    // The finding is the op's: the comment's row, `accept` and the replay
+    // selection read its name there, not in the message.
+    assert_eq!(finding.op, drift.op);
+    assert_eq!(
+        finding.op.as_ref().map(|op| op.name.as_str()),
+        Some(top.as_str())
+    );
     assert!(
         finding
             .message

@@ -417,6 +417,28 @@ mod tests {
     }
 
     #[test]
+    fn a_conv1d_is_modelled_and_a_matrix_is_no_convolution() {
+        // Conv1d: x (2,4,16), w (8,4,3), stride 1, no padding → out (2,8,14),
+        // 224 elements of 2·4·3 = 24 flops.
+        let m = model_op(&op(
+            "aten::convolution",
+            "[[2, 4, 16], [8, 4, 3], [], [], [], [], [], [], []]",
+            TYPES_9,
+            r#"["", "", "", "[1]", "[0]", "[1]", "False", "[0]", "1"]"#,
+        ))
+        .expect("a conv1d is modelled");
+        assert_eq!(m.flops, (224 * 24) as f64);
+        // Two dims have no spatial one: not a convolution.
+        let matrix = model_op(&op(
+            "aten::convolution",
+            "[[4, 8], [8, 8], [], [], [], [], [], [], []]",
+            TYPES_9,
+            r#"["", "", "", "[1]", "[0]", "[1]", "False", "[0]", "1"]"#,
+        ));
+        assert!(matrix.is_err(), "{matrix:?}");
+    }
+
+    #[test]
     fn channel_mismatch_is_refused() {
         assert!(
             model_op(&op(

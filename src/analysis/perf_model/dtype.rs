@@ -321,6 +321,36 @@ mod tests {
         assert_eq!(Dtype::I64.vector_spec(), None);
     }
 
+    /// Each `ScalarType` code and the name the profiler writes for a tensor
+    /// of that type (`Input type`) are the same dtype.
+    #[test]
+    fn every_scalar_type_code_has_its_profiler_name() {
+        let names = [
+            ("0", "unsigned char"),
+            ("1", "signed char"),
+            ("2", "short int"),
+            ("3", "int"),
+            ("4", "long int"),
+            ("5", "c10::Half"),
+            ("6", "float"),
+            ("7", "double"),
+            ("8", "c10::complex<c10::Half>"),
+            ("9", "c10::complex<float>"),
+            ("10", "c10::complex<double>"),
+            ("11", "bool"),
+            ("15", "c10::BFloat16"),
+            ("23", "c10::Float8_e5m2"),
+            ("24", "c10::Float8_e4m3fn"),
+            ("25", "c10::Float8_e5m2fnuz"),
+            ("26", "c10::Float8_e4m3fnuz"),
+        ];
+        for (code, name) in names {
+            let dtype = Dtype::from_scalar_type_code(code);
+            assert!(dtype.is_some(), "{code}");
+            assert_eq!(Dtype::parse(name), dtype, "{code}: {name}");
+        }
+    }
+
     #[test]
     fn scalar_type_codes() {
         assert_eq!(Dtype::from_scalar_type_code("15"), Some(Dtype::Bf16));

@@ -16,8 +16,9 @@ use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
 
+use super::tests::{origin, snapshot};
 use super::*;
-use crate::gate::snapshot::tests::{fuzz_config, tiny_snapshot};
+use crate::gate::snapshot::tests::fuzz_config;
 
 /// One piece of damage.
 #[derive(Clone, Debug)]
@@ -146,23 +147,6 @@ fn contents(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
             (path, bytes)
         })
         .collect()
-}
-
-fn origin(commit: &str, time: &str) -> Origin {
-    Origin {
-        commit: commit.to_string(),
-        branch: Some("main".to_string()),
-        time: time.to_string(),
-        pr: None,
-        run_url: None,
-    }
-}
-
-fn snapshot(workload: &str) -> Snapshot {
-    Snapshot {
-        workload: workload.to_string(),
-        ..tiny_snapshot()
-    }
 }
 
 proptest! {

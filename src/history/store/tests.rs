@@ -3,7 +3,7 @@ use std::time::SystemTime;
 
 use crate::gate::snapshot::tests::tiny_snapshot;
 
-fn origin(commit: &str, time: &str) -> Origin {
+pub(super) fn origin(commit: &str, time: &str) -> Origin {
     Origin {
         commit: commit.to_string(),
         branch: Some("main".to_string()),
@@ -13,7 +13,7 @@ fn origin(commit: &str, time: &str) -> Origin {
     }
 }
 
-fn snapshot(workload: &str) -> Snapshot {
+pub(super) fn snapshot(workload: &str) -> Snapshot {
     Snapshot {
         workload: workload.to_string(),
         ..tiny_snapshot()

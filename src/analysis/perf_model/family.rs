@@ -203,3 +203,20 @@ pub enum NoModel {
         reason: String,
     },
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A family's name is its serialised name, the one report.json and the
+    /// TraceLens-compatible sheets carry, and no two families share one.
+    #[test]
+    fn every_family_is_named_as_it_is_serialised() {
+        let mut names = std::collections::BTreeSet::new();
+        for family in Family::ALL {
+            let serialised = serde_json::to_string(&family).expect("serialises");
+            assert_eq!(serialised, format!("\"{}\"", family.as_str()));
+            assert!(names.insert(family.as_str()), "{family:?}");
+        }
+    }
+}

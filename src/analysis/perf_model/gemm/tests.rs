@@ -134,6 +134,30 @@ fn matmul_broadcasts_batches() {
 }
 
 #[test]
+fn matmul_of_two_batches_keeps_the_batch_out_of_m() {
+    // (2, 3, 5) · (2, 5, 7): two 3×5 · 5×7 products, not one 6×5 · 5×7
+    // against both of the second's matrices.
+    let m = model_op(&op(
+        "aten::matmul",
+        "[[2, 3, 5], [2, 5, 7]]",
+        r#"["float", "float"]"#,
+        r#"["", ""]"#,
+    ))
+    .expect("modelled");
+    assert_eq!(m.flops, (2 * 2 * 3 * 7 * 5) as f64);
+    assert_eq!(m.bytes, ((2 * 3 * 5 + 2 * 5 * 7 + 2 * 3 * 7) * 4) as f64);
+    // A batch against one matrix folds into M: (2, 3, 5) · (5, 7) is 6×5 · 5×7.
+    let folded = model_op(&op(
+        "aten::matmul",
+        "[[2, 3, 5], [5, 7]]",
+        r#"["float", "float"]"#,
+        r#"["", ""]"#,
+    ))
+    .expect("modelled");
+    assert_eq!(folded.flops, (2 * 6 * 7 * 5) as f64);
+}
+
+#[test]
 fn mismatched_inner_dimensions_are_refused() {
     assert!(
         model_op(&op(

@@ -565,6 +565,35 @@ mod tests {
     }
 
     #[test]
+    fn rms_norm_whose_shape_does_not_divide_the_input_is_refused() {
+        // (4, 10) normalised over 3 elements: 40 is no whole number of rows.
+        let m = model_op(&op(
+            "aten::_fused_rms_norm",
+            "[[4, 10], [], [3], []]",
+            r#"["c10::BFloat16", "ScalarList", "c10::BFloat16", "Scalar"]"#,
+            r#"["", "[3]", "", "1e-06"]"#,
+        ));
+        assert!(m.is_err(), "{m:?}");
+    }
+
+    #[test]
+    fn rms_norm_backward_reads_and_writes_every_element() {
+        // (grad_out, input, normalized_shape, rstd, weight, output_mask):
+        // (4, 1024) over 1024, bf16, input and weight gradients.
+        let m = model_op(&op(
+            "aten::_fused_rms_norm_backward",
+            "[[4, 1024], [4, 1024], [], [4, 1], [1024], []]",
+            r#"["c10::BFloat16", "c10::BFloat16", "ScalarList", "float", "c10::BFloat16", "ScalarList"]"#,
+            r#"["", "", "[1024]", "", "", "[True, True]"]"#,
+        ))
+        .expect("modelled");
+        assert_eq!(m.family, Family::NormBwd);
+        // dy and x read, dx written: 3 · 4096 · 2; the weight read and its
+        // gradient written: 2 · 1024 · 2.
+        assert_eq!(m.bytes, (3 * 4096 * 2 + 2 * 1024 * 2) as f64);
+    }
+
+    #[test]
     fn layer_norm_backward() {
         // (grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask)
         let m = model_op(&op(

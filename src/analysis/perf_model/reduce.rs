@@ -294,6 +294,23 @@ mod tests {
     }
 
     #[test]
+    fn amax_over_a_dim_writes_one_value_per_row() {
+        // amax((4, 8), dim=[1], keepdim=False) → (4,): 32 read, 4 written.
+        let m = model_op(&op(
+            "aten::amax",
+            "[[4, 8], [], []]",
+            r#"["float", "ScalarList", "Scalar"]"#,
+            r#"["", "[1]", "False"]"#,
+        ))
+        .expect("modelled");
+        assert_eq!(m.bytes, ((32 + 4) * 4) as f64);
+        assert_eq!(
+            m.params[1],
+            ("num_output_elems".to_string(), "4".to_string())
+        );
+    }
+
+    #[test]
     fn max_over_a_dim_writes_indices() {
         let m = model_op(&op(
             "aten::max",

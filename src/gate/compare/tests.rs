@@ -684,6 +684,20 @@ fn a_kernel_some_calls_of_a_row_launch_is_judged_on_its_own_launches() {
         .find(|p| p.kernel == name)
         .expect("a part for the kernel");
     assert!((part.comparison.estimate.ratio - 1.3).abs() < 1e-9);
+    // A part's time is its kernel's share of the row's time: above 0,
+    // below the row's own.
+    let row_time = |side: fn(&OpComparison) -> &OpSide| {
+        side(
+            comparison
+                .ops
+                .iter()
+                .find(|op| op.baseline.key.name == "aten::cudnn_convolution")
+                .expect("the row compared"),
+        )
+        .time_us
+    };
+    assert!(part.comparison.baseline.time_us > 0.0);
+    assert!(part.comparison.baseline.time_us < row_time(|op| &op.baseline));
     assert!(
         comparison
             .kernel_parts

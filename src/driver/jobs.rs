@@ -208,9 +208,17 @@ pub fn file_size(path: &Path) -> u64 {
 
 /// The JSON bytes of the trace or snapshot at `path`, which its memory
 /// follows: a gzip file's uncompressed size from its trailer (modulo 4 GiB,
-/// so never taken below the compressed size), else the file's size.
+/// so never taken below the compressed size), else the file's size. Only a
+/// regular file is opened: opening a FIFO would wait for a writer, and its
+/// read refuses it with the reason.
 pub fn json_size(path: &Path) -> u64 {
-    let compressed = file_size(path);
+    let Ok(metadata) = fs::metadata(path) else {
+        return 0;
+    };
+    let compressed = metadata.len();
+    if !metadata.is_file() {
+        return compressed;
+    }
     let trailer = || -> std::io::Result<u64> {
         let mut file = fs::File::open(path)?;
         let mut magic = [0u8; 2];
@@ -407,5 +415,11 @@ mod tests {
         fs::write(&plain, &json).unwrap();
         assert_eq!(json_size(&plain), json.len() as u64);
         assert_eq!(json_size(&dir.path().join("missing.json")), 0);
+        // A FIFO is sized without being opened (opening would wait for a
+        // writer that never comes).
+        let fifo = dir.path().join("fifo.json");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.expect("mkfifo runs").success());
+        assert_eq!(json_size(&fifo), 0);
     }
 }

@@ -439,6 +439,27 @@ mod tests {
     }
 
     #[test]
+    fn a_kernel_the_size_of_the_input_gives_one_output_and_a_larger_one_none() {
+        // x (1,3,4,4), w (8,3,4,4), no padding: a 1×1 output of 8 channels,
+        // 2·3·4·4 = 96 flops each.
+        let one = model_op(&op(
+            "aten::convolution",
+            "[[1, 3, 4, 4], [8, 3, 4, 4], [], [], [], [], [], [], []]",
+            TYPES_9,
+            r#"["", "", "", "[1, 1]", "[0, 0]", "[1, 1]", "False", "[0, 0]", "1"]"#,
+        ))
+        .expect("a 1×1 output is modelled");
+        assert_eq!(one.flops, (8 * 96) as f64);
+        let none = model_op(&op(
+            "aten::convolution",
+            "[[1, 3, 3, 3], [8, 3, 4, 4], [], [], [], [], [], [], []]",
+            TYPES_9,
+            r#"["", "", "", "[1, 1]", "[0, 0]", "[1, 1]", "False", "[0, 0]", "1"]"#,
+        ));
+        assert!(none.is_err(), "{none:?}");
+    }
+
+    #[test]
     fn channel_mismatch_is_refused() {
         assert!(
             model_op(&op(

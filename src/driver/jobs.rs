@@ -133,7 +133,7 @@ where
         .build()
         .map_err(|e| Error(format!("--jobs {threads}: cannot start the threads: {e}")))?;
     let sizes: Vec<u64> = items.iter().map(&size).collect();
-    let order = largest_first(&sizes, &|&s| s);
+    let order = largest_first(&sizes);
     let largest = order.first().map_or(0, |&index| sizes[index]);
     let limit = jobs.memory_bound.then(|| memory_budget(largest));
     let budget = Budget {
@@ -193,22 +193,17 @@ where
     Ok(in_order(done, None))
 }
 
-/// The items' indices, largest first; equal sizes in item order.
-fn largest_first<T>(items: &[T], size: &impl Fn(&T) -> u64) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..items.len()).collect();
-    order.sort_by_key(|&index| Reverse(size(&items[index])));
+/// The indices of `sizes`, largest first; equal sizes in item order.
+fn largest_first(sizes: &[u64]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..sizes.len()).collect();
+    order.sort_by_key(|&index| Reverse(sizes[index]));
     order
-}
-
-/// The size of the file at `path` in bytes, 0 when it cannot be read (its
-/// read then fails with the reason).
-pub fn file_size(path: &Path) -> u64 {
-    fs::metadata(path).map_or(0, |m| m.len())
 }
 
 /// The JSON bytes of the trace or snapshot at `path`, which its memory
 /// follows: a gzip file's uncompressed size from its trailer (modulo 4 GiB,
-/// so never taken below the compressed size), else the file's size. Only a
+/// so never taken below the compressed size), else the file's size; 0 when
+/// it cannot be read (its read then fails with the reason). Only a
 /// regular file is opened: opening a FIFO would wait for a writer, and its
 /// read refuses it with the reason.
 pub fn json_size(path: &Path) -> u64 {
@@ -295,10 +290,7 @@ mod tests {
 
     #[test]
     fn the_largest_items_start_first() {
-        assert_eq!(
-            largest_first(&[1, 5, 2, 9, 5, 3], &|&s| s),
-            [3, 1, 4, 5, 2, 0]
-        );
+        assert_eq!(largest_first(&[1, 5, 2, 9, 5, 3]), [3, 1, 4, 5, 2, 0]);
     }
 
     #[test]
@@ -409,7 +401,7 @@ mod tests {
         );
         encoder.write_all(json.as_bytes()).unwrap();
         encoder.finish().unwrap();
-        assert!(file_size(&gz) < json.len() as u64 / 10);
+        assert!(fs::metadata(&gz).unwrap().len() < json.len() as u64 / 10);
         assert_eq!(json_size(&gz), json.len() as u64);
         let plain = dir.path().join("t.json");
         fs::write(&plain, &json).unwrap();

@@ -71,7 +71,7 @@ fn is_gpu_work(event: &Value) -> bool {
 
 /// The trace with every GPU event named `kernel` `factor` times as long and
 /// all GPU work after it moved later by the added time.
-fn slowed(trace: &Value, kernel: &str, factor: f64) -> Value {
+pub(crate) fn slowed(trace: &Value, kernel: &str, factor: f64) -> Value {
     let mut trace = trace.clone();
     let events = trace["traceEvents"].as_array_mut().expect("events");
     let mut gpu: Vec<usize> = (0..events.len())

@@ -300,8 +300,10 @@ pub struct TimelineComparison {
     /// `total_memcpy_time`.
     pub metric: String,
     /// Baseline (median over runs), µs; per step under [`ImpactBasis::PerStep`].
+    /// A run's value is its steps' sum when every run on both sides has
+    /// steps (two or more a side), the time between steps left out.
     pub baseline_us: f64,
-    /// Candidate, µs; per step under [`ImpactBasis::PerStep`].
+    /// Candidate, µs, as the baseline's.
     pub candidate_us: f64,
     /// candidate / baseline − 1, %; `None` when the baseline is 0.
     pub delta_percent: Option<f64>,

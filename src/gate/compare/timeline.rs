@@ -1,9 +1,10 @@
 //! The GPU timeline compared metric by metric, with a ratio interval over
 //! the per-step values and their step-to-step spread when both sides have
-//! steps.
+//! steps; then each run's value is its steps' sum.
 
 use super::model::TimelineComparison;
 use super::rows::{Context, median_or_zero};
+use crate::gate::snapshot::Snapshot;
 use crate::gate::stats;
 
 /// Every timeline metric, baseline (median over runs) against candidate.
@@ -17,18 +18,32 @@ pub(super) fn compare_timeline(context: &Context<'_>) -> Vec<TimelineComparison>
     } = context;
     let pooled_steps: usize = baselines.iter().map(|b| b.steps.len()).sum();
     let with_steps = pooled_steps >= 2 && candidate.steps.len() >= 2;
+    // Within the profiled steps where every run has them: the host's time
+    // between steps (the profiler's own step work, a loop's bookkeeping)
+    // is not the workload's, and on real runs it is the noisiest part of
+    // the timeline (docs/RELIABILITY.md).
+    let within_steps = with_steps && baselines.iter().all(|b| !b.steps.is_empty());
     candidate
         .timeline
         .rows()
         .iter()
         .enumerate()
-        .map(|(index, &(metric, candidate_value))| {
-            let per_run: Vec<f64> = baselines
-                .iter()
-                .map(|b| b.timeline.rows()[index].1 * scale(b))
-                .collect();
+        .map(|(index, &(metric, _))| {
+            let value = |snapshot: &Snapshot| {
+                let us = if within_steps {
+                    snapshot
+                        .steps
+                        .iter()
+                        .map(|s| s.timeline.rows()[index].1)
+                        .sum()
+                } else {
+                    snapshot.timeline.rows()[index].1
+                };
+                us * scale(snapshot)
+            };
+            let per_run: Vec<f64> = baselines.iter().map(value).collect();
             let baseline_us = median_or_zero(per_run.iter().copied());
-            let candidate_us = candidate_value * scale(candidate);
+            let candidate_us = value(candidate);
             let base: Vec<f64> = baselines
                 .iter()
                 .flat_map(|b| b.steps.iter().map(move |s| s.timeline.rows()[index].1))

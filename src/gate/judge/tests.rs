@@ -577,11 +577,97 @@ fn idler(snapshot: &Snapshot, added_us: f64) -> Snapshot {
     copy
 }
 
+/// The example with `added_us` of computation in each step (and the run).
+fn busier(snapshot: &Snapshot, added_us: f64) -> Snapshot {
+    let mut copy = snapshot.clone();
+    let steps = copy.steps.len().max(1) as f64;
+    for step in &mut copy.steps {
+        step.timeline.computation_time += added_us;
+        step.timeline.busy_time += added_us;
+        step.timeline.total_time += added_us;
+    }
+    copy.timeline.computation_time += added_us * steps;
+    copy.timeline.busy_time += added_us * steps;
+    copy.timeline.total_time += added_us * steps;
+    copy
+}
+
+/// The end-to-end finding of `candidate` against `baseline`, if any.
+fn guard_of(baseline: &Snapshot, candidate: &Snapshot, policy: &Policy) -> Option<Finding> {
+    verdict_under(baseline, candidate, policy)
+        .findings
+        .into_iter()
+        .find(|f| f.rule == "end_to_end")
+}
+
+/// A host-bound step (idle five times the example's step): idle time added
+/// within `idle_noise_percent` of the baseline's is reported, not judged;
+/// beyond it, or with the allowance off, or beside added computation, the
+/// step fails.
+#[test]
+fn idle_time_within_the_hosts_noise_is_reported_not_judged() {
+    let example = example();
+    let baseline = idler(&example, 5.0 * example.steps[0].timeline.total_time);
+    let idle_us = baseline.steps[0].timeline.idle_time;
+    let policy = Policy::default();
+    assert_eq!(policy.end_to_end.idle_noise_percent, Some(200.0));
+
+    let within = guard_of(&baseline, &idler(&baseline, idle_us), &policy).expect("a finding");
+    assert_eq!(within.severity, Severity::Info, "{}", within.message);
+    assert!(within.message.contains("not judged"), "{}", within.message);
+    let verdict = verdict_under(&baseline, &idler(&baseline, idle_us), &policy);
+    assert_eq!(verdict.outcome, Outcome::Pass);
+
+    let beyond = guard_of(&baseline, &idler(&baseline, 3.0 * idle_us), &policy).expect("a finding");
+    assert_eq!(beyond.severity, Severity::Fail, "{}", beyond.message);
+    assert!(
+        beyond.message.contains("µs of idle time the host's"),
+        "{}",
+        beyond.message
+    );
+
+    let mut strict = Policy::default();
+    strict.end_to_end.idle_noise_percent = None;
+    let judged = guard_of(&baseline, &idler(&baseline, idle_us), &strict).expect("a finding");
+    assert_eq!(judged.severity, Severity::Fail, "{}", judged.message);
+
+    let step_us = baseline.steps[0].timeline.total_time;
+    let computed = busier(&idler(&baseline, idle_us), 0.1 * step_us);
+    let both = guard_of(&baseline, &computed, &policy).expect("a finding");
+    assert_eq!(both.severity, Severity::Fail, "{}", both.message);
+    // A tenth more computation alone is judged the same way.
+    let alone = guard_of(&baseline, &busier(&baseline, 0.1 * step_us), &policy).expect("a finding");
+    assert_eq!(alone.severity, Severity::Fail, "{}", alone.message);
+}
+
+/// Where both sides have steps, time the run spent between its steps is
+/// not the step's: a candidate longer only there has no end-to-end finding.
+#[test]
+fn time_between_steps_is_not_the_steps() {
+    let baseline = example();
+    let mut candidate = baseline.clone();
+    let added = baseline.timeline.total_time;
+    candidate.timeline.idle_time += added;
+    candidate.timeline.total_time += added;
+    let mut strict = Policy::default();
+    strict.end_to_end.idle_noise_percent = None;
+    assert!(guard_of(&baseline, &candidate, &strict).is_none());
+    // The same time inside the steps fails.
+    let steps = baseline.steps.len() as f64;
+    let inside = idler(&baseline, added / steps);
+    let guard = guard_of(&baseline, &inside, &strict).expect("a finding");
+    assert_eq!(guard.severity, Severity::Fail, "{}", guard.message);
+}
+
 #[test]
 fn a_longer_step_fails_once_saying_where_the_time_went() {
     let baseline = example();
     let step_us = baseline.steps[0].timeline.total_time;
-    let verdict = verdict_of(&baseline, &idler(&baseline, 0.2 * step_us));
+    // A fifth of the step is within 200% of the example's idle time, the
+    // host's noise (`idle_time_within_the_hosts_noise_is_reported_…`): off.
+    let mut policy = Policy::default();
+    policy.end_to_end.idle_noise_percent = None;
+    let verdict = verdict_under(&baseline, &idler(&baseline, 0.2 * step_us), &policy);
     let guard: Vec<&Finding> = verdict
         .findings
         .iter()
@@ -594,7 +680,7 @@ fn a_longer_step_fails_once_saying_where_the_time_went() {
     assert!(message.contains("of which idle +"), "{message}");
     assert!(message.contains("(100%)"), "{message}");
     // Within the limit: nothing.
-    let verdict = verdict_of(&baseline, &idler(&baseline, 0.02 * step_us));
+    let verdict = verdict_under(&baseline, &idler(&baseline, 0.02 * step_us), &policy);
     assert!(
         verdict.findings.iter().all(|f| f.rule != "end_to_end"),
         "{:#?}",

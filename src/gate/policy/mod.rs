@@ -47,8 +47,8 @@ pub use matcher::{OpMatcher, Pattern};
 pub use model::{
     Accept, Budget, CROSS_PLATFORM_LABEL, CROSS_PLATFORM_YAML, Communication, CrossPlatform,
     DEFAULT_LABEL, DEFAULT_YAML, EfficiencyRule, EndToEnd, Expectation, Expected, HardwareChoice,
-    HardwarePolicy, Integrity, MissingOps, NewOps, POLICY_VERSION, Policy, RatioRule, Replay, Rule,
-    TimelineMetric, TimelineRule,
+    HardwarePolicy, IDLE_NOISE_PERCENT, Integrity, MissingOps, NewOps, POLICY_VERSION, Policy,
+    RatioRule, Replay, Rule, TimelineMetric, TimelineRule,
 };
 pub use noise::{Noise, SINGLE_SAMPLE_JITTER_US, SINGLE_SAMPLE_SIGMA_PERCENT};
 pub use summary::Summary;

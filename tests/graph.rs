@@ -407,6 +407,54 @@ fn a_capture_trace_beside_a_workload_in_a_directory_is_used() {
     assert!(names.contains(&"graph replay"), "{names:?}");
 }
 
+// ------------------------------------------------------------------ H200 traces
+
+/// How many kernels, copies and sets the graph launches of a trace replayed
+/// (GPU work sharing a correlation id with a `…GraphLaunch` call).
+fn graph_work_items(trace: &Value) -> usize {
+    let events = trace["traceEvents"].as_array().expect("events");
+    let launches: Vec<&Value> = events
+        .iter()
+        .filter(|e| matches!(e["cat"].as_str(), Some("cuda_runtime" | "cuda_driver")))
+        .filter(|e| {
+            e["name"]
+                .as_str()
+                .is_some_and(|n| n.contains("GraphLaunch"))
+        })
+        .map(|e| &e["args"]["correlation"])
+        .collect();
+    events
+        .iter()
+        .filter(|e| is_gpu_work(e) && launches.contains(&&e["args"]["correlation"]))
+        .count()
+}
+
+/// The CUDA-graph runs of tests/fixtures/h200 merged with their capture
+/// traces: every replayed kernel is attributed, BERT's included, whose
+/// captures hold a memset the replays show no work for.
+#[test]
+fn h200_graph_replays_merge_fully_with_their_captures() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h200");
+    for model in ["bert", "llama"] {
+        for task in ["infer", "train"] {
+            let trace = dir.join(format!("{model}-{task}-graph-run1.json.gz"));
+            let capture = dir.join(format!("{model}-{task}-graph_capture-run1.json.gz"));
+            let replayed = graph_work_items(&read_json(&trace));
+            assert!(replayed > 0, "{model}-{task}: no replayed work");
+            let report = report(&trace, Some(&capture));
+            let replay = &report["graph_replay"];
+            let merge = &replay["capture"];
+            assert_eq!(replay["work_items"], replayed, "{model}-{task}");
+            assert_eq!(merge["unmatched"], 0, "{model}-{task}: {}", merge["notes"]);
+            assert_eq!(
+                merge["matched"], replayed,
+                "{model}-{task}: {}",
+                merge["notes"]
+            );
+        }
+    }
+}
+
 // ------------------------------------------------------------------ corpus
 
 #[cfg_attr(

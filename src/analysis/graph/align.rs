@@ -8,7 +8,11 @@
 //! the whole graph); across several streams, each call takes the head of the
 //! stream whose next work has its name (the longest run of agreeing names
 //! breaks ties). Calls that do not name their kernels (CUDA runtime launches)
-//! pair only position by position.
+//! pair position by position: the whole sequence when it lines up, else the
+//! kernel launches with the replayed kernels when there are as many of each,
+//! copies and sets then pairing by the longest common subsequence of their
+//! labels (a set the capture made but the replay shows no work for, as for
+//! BERT's graphs on an H200 under CUDA 13, stays unpaired).
 
 use std::collections::BTreeMap;
 
@@ -48,12 +52,12 @@ pub(super) fn align(captured: &[Label<'_>], replayed: &[(Label<'_>, Option<i64>)
         };
     }
     if captured.contains(&Label::UnnamedKernel) {
-        return unpaired(Some(format!(
-            "the capture's launch calls do not name their kernels and do not line up \
-             with the replay ({} captured, {} replayed)",
-            captured.len(),
-            replayed.len()
-        )));
+        return by_kernel_position(captured, replayed).unwrap_or_else(|(launches, kernels)| {
+            unpaired(Some(format!(
+                "the capture's launch calls do not name their kernels and do not line up \
+                 with the replay ({launches} launches captured, {kernels} kernels replayed)"
+            )))
+        });
     }
     let first_stream = replayed.first().map(|(_, s)| *s);
     if replayed.iter().all(|(_, s)| Some(*s) == first_stream) {
@@ -61,6 +65,42 @@ pub(super) fn align(captured: &[Label<'_>], replayed: &[(Label<'_>, Option<i64>)
     } else {
         by_stream(captured, replayed)
     }
+}
+
+/// Launches that do not name their kernels: the kernel launches pair with
+/// the replayed kernels position by position, the copies and sets by the
+/// longest common subsequence of their labels. When the kernels do not line
+/// up, the counts of captured kernel launches and replayed kernels.
+fn by_kernel_position(
+    captured: &[Label<'_>],
+    replayed: &[(Label<'_>, Option<i64>)],
+) -> Result<Alignment, (usize, usize)> {
+    let is_kernel = |label: Label<'_>| matches!(label, Label::Kernel(_) | Label::UnnamedKernel);
+    let (launches, captured_other): (Vec<usize>, Vec<usize>) =
+        (0..captured.len()).partition(|&c| is_kernel(captured[c]));
+    let (kernels, replayed_other): (Vec<usize>, Vec<usize>) =
+        (0..replayed.len()).partition(|&r| is_kernel(replayed[r].0));
+    if launches.len() != kernels.len()
+        || !launches
+            .iter()
+            .zip(&kernels)
+            .all(|(&c, &r)| captured[c].fits(replayed[r].0))
+    {
+        return Err((launches.len(), kernels.len()));
+    }
+    let mut pairs = vec![None; replayed.len()];
+    for (&call, &item) in launches.iter().zip(&kernels) {
+        pairs[item] = Some(call);
+    }
+    let calls: Vec<Label<'_>> = captured_other.iter().map(|&c| captured[c]).collect();
+    let work: Vec<(Label<'_>, Option<i64>)> = replayed_other.iter().map(|&r| replayed[r]).collect();
+    for (&item, pair) in replayed_other
+        .iter()
+        .zip(by_subsequence(&calls, &work).pairs)
+    {
+        pairs[item] = pair.map(|call| captured_other[call]);
+    }
+    Ok(Alignment { pairs, note: None })
 }
 
 /// One stream: the longest common subsequence of the labels.

@@ -362,18 +362,74 @@ fn alignment_across_streams_follows_each_stream_in_order() {
 }
 
 #[test]
-fn unnamed_launches_pair_only_position_by_position() {
+fn unnamed_launches_pair_position_by_position() {
     let replayed = vec![(Label::Kernel("a"), None), (Label::Copy, None)];
     let fits = align(&[Label::UnnamedKernel, Label::Copy], &replayed);
     assert_eq!(fits.pairs, vec![Some(0), Some(1)]);
-    let misfit = align(&[Label::UnnamedKernel], &replayed);
-    assert_eq!(misfit.pairs, vec![None, None]);
-    assert!(
-        misfit
-            .note
-            .expect("a reason")
-            .contains("do not name their kernels")
+    assert_eq!(fits.note, None);
+}
+
+#[test]
+fn unnamed_launches_pair_kernel_by_kernel_past_a_set_the_replay_lacks() {
+    // Captured: two launches, a memset, two launches; the replay shows the
+    // four kernels only (CUPTI recorded no work for the memset node).
+    let captured = [
+        Label::UnnamedKernel,
+        Label::UnnamedKernel,
+        Label::Set,
+        Label::UnnamedKernel,
+        Label::UnnamedKernel,
+    ];
+    let replayed: Vec<_> = kernels(&["a", "b", "c", "d"])
+        .into_iter()
+        .map(|l| (l, Some(7)))
+        .collect();
+    let aligned = align(&captured, &replayed);
+    assert_eq!(aligned.pairs, vec![Some(0), Some(1), Some(3), Some(4)]);
+    assert_eq!(aligned.note, None);
+    // A copy the replay does show pairs with the captured copy, past the set.
+    let captured = [
+        Label::UnnamedKernel,
+        Label::Set,
+        Label::Copy,
+        Label::UnnamedKernel,
+    ];
+    let replayed = vec![
+        (Label::Kernel("a"), None),
+        (Label::Copy, None),
+        (Label::Kernel("b"), None),
+    ];
+    assert_eq!(
+        align(&captured, &replayed).pairs,
+        vec![Some(0), Some(2), Some(3)]
     );
+}
+
+#[test]
+fn unnamed_launches_as_many_as_the_replayed_kernels_or_none_pair() {
+    let replayed: Vec<_> = kernels(&["a", "b"])
+        .into_iter()
+        .map(|l| (l, None))
+        .collect();
+    for captured in [
+        vec![Label::UnnamedKernel, Label::Set],
+        vec![
+            Label::UnnamedKernel,
+            Label::Set,
+            Label::UnnamedKernel,
+            Label::UnnamedKernel,
+        ],
+    ] {
+        let misfit = align(&captured, &replayed);
+        assert_eq!(misfit.pairs, vec![None, None], "{captured:?}");
+        let note = misfit.note.expect("a reason");
+        assert!(note.contains("do not name their kernels"), "{note}");
+        let launches = captured.len() - 1;
+        assert!(
+            note.contains(&format!("{launches} launches captured, 2 kernels replayed")),
+            "{note}"
+        );
+    }
 }
 
 /// A captured `vllm::moe_forward` (top-2 of 8 experts over 4 tokens) whose

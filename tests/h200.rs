@@ -231,3 +231,49 @@ fn a_largest_kernel_a_fifth_slower_fails_on_its_row() {
         fs::remove_file(&candidate).expect("remove");
     }
 }
+
+/// What a reviewer reads of the info findings agrees with report.json: the
+/// terminal's `+ N info findings` and the comment's `N more findings for
+/// information` count the report's findings at `info` (a run whose step
+/// idled longer, and the efficiency hints).
+#[test]
+fn the_info_counts_agree_with_the_report() {
+    let out = TempDir::new().expect("temp dir");
+    let output = tracegate()
+        .args(["check", "--color", "never", "--baseline"])
+        .arg(trace("bert-infer-eager", 2))
+        .arg("--candidate")
+        .arg(trace("bert-infer-eager", 1))
+        .arg("--out-dir")
+        .arg(out.path())
+        .output()
+        .expect("run tracegate");
+    assert_eq!(output.status.code(), Some(0));
+    let report: Value =
+        serde_json::from_str(&fs::read_to_string(out.path().join("report.json")).expect("report"))
+            .expect("JSON");
+    let info = report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["severity"] == "info")
+        .count();
+    assert!(
+        report["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .any(|f| f["rule"] == "end_to_end" && f["severity"] == "info"),
+        "{report}"
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains(&format!("+ {info} info findings")),
+        "{info} info findings:\n{stdout}"
+    );
+    let comment = fs::read_to_string(out.path().join("comment.md")).expect("comment");
+    assert!(
+        comment.contains(&format!("{info} more findings for information")),
+        "{info} info findings:\n{comment}"
+    );
+}

@@ -73,13 +73,17 @@ pub struct Noise {
 
 /// The default [`Noise::single_sample_sigma_percent`], %: 3.5, at least
 /// the median noise of calls of 50 µs or more on every corpus trace that
-/// lends one (3.2% at most; docs/POLICY.md).
+/// lends one (3.2% at most; docs/POLICY.md), and above the largest change
+/// of such a call between two of five separate runs on one H200 (2.67%,
+/// tests/fixtures/h200; docs/RELIABILITY.md).
 pub const SINGLE_SAMPLE_SIGMA_PERCENT: f64 = 3.5;
 
 /// The default [`Noise::single_sample_jitter_us`], µs: 2.5, the least
 /// jitter whose curve max(3.5%, jitter / d) lies above every corpus
 /// trace's median noise of one call in every call-time bin (2.15 µs
-/// needed; docs/POLICY.md).
+/// needed; docs/POLICY.md); on five separate H200 runs a call of 10 to
+/// 50 µs moved at most 4.07% (2.5 µs / 50 µs = 5%), one under 10 µs 17.4%
+/// (2.5 / 10 = 25%; docs/RELIABILITY.md).
 pub const SINGLE_SAMPLE_JITTER_US: f64 = 2.5;
 
 impl Default for Noise {

@@ -39,6 +39,7 @@
 //! | `flagged`, `flagged_total` | fail and warn lines shown (groups below), fail first, then ops, then larger impact; how many there are |
 //! | `sections` | the shown flagged lines by workload: `workload`, `groups` |
 //! | `info`, `info_total` | info lines shown; how many there are |
+//! | `info_findings` | the info findings those lines hold (a line can hold several) |
 //! | `kernel_diffs`, `kernel_diffs_total` | kernel-selection diffs shown (`op`, `shape`, `workload`, `block`: a fenced `diff` code block, safe); how many there are |
 //! | `gaps`, `gaps_path_b` | the cross-platform report, per workload with ops beyond the hardware's ratio: `workload`, `platforms` (`H100 SXM → MI300X`), `candidate`, `rows` (`op`, `shape`, `measured`, `expected`, `behind`, `efficiency`, `beyond`, `replay`, `replay_url`), `more` (rows left to report.json), `learning` (the note on learned ratios, or none); the Path B sentence for the kernel team |
 //! | `chart` | a fenced Mermaid bar chart of the largest changes by op (safe), or empty |

@@ -208,6 +208,7 @@ impl Prepared {
             sections => Value::from(Serde(sections(flagged))),
             info => Value::from(Serde(&self.info[..detail.info])),
             info_total => self.info.len(),
+            info_findings => self.info.iter().map(|g| g.size).sum::<usize>(),
             kernel_diffs => self.diffs[..detail.diffs].to_vec(),
             kernel_diffs_total => self.diffs.len(),
             omitted => omitted,

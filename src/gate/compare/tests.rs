@@ -718,3 +718,42 @@ fn a_kernel_some_calls_of_a_row_launch_is_judged_on_its_own_launches() {
         verdict.findings
     );
 }
+
+/// The example snapshot (three profiled steps).
+fn example_snapshot() -> Snapshot {
+    let (profile, sha, bytes) = crate::gate::snapshot::tests::example_profile();
+    Snapshot::from_profile(&profile, sha, bytes)
+}
+
+/// Where both sides have steps, a timeline row is the steps' sum: time the
+/// run spent between its steps moves no row. Where the candidate has none,
+/// both sides are their runs' timelines.
+#[test]
+fn timeline_rows_are_the_steps_sums_when_both_sides_have_steps() {
+    let baseline = example_snapshot();
+    assert!(baseline.steps.len() >= 2);
+    let summed = |s: &Snapshot| s.steps.iter().map(|s| s.timeline.total_time).sum::<f64>();
+    let mut between = baseline.clone();
+    between.timeline.idle_time += 1000.0;
+    between.timeline.total_time += 1000.0;
+    let comparison = compare_one(&baseline, &between);
+    let total = comparison
+        .timeline
+        .iter()
+        .find(|t| t.metric == "total_time")
+        .expect("a total_time row");
+    assert_eq!(total.baseline_us, summed(&baseline));
+    assert_eq!(total.candidate_us, summed(&between));
+    assert_eq!(total.delta_percent, Some(0.0));
+
+    let mut no_steps = between.clone();
+    no_steps.steps.clear();
+    let comparison = compare_one(&baseline, &no_steps);
+    let total = comparison
+        .timeline
+        .iter()
+        .find(|t| t.metric == "total_time")
+        .expect("a total_time row");
+    assert_eq!(total.baseline_us, baseline.timeline.total_time);
+    assert_eq!(total.candidate_us, no_steps.timeline.total_time);
+}

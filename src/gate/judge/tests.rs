@@ -638,6 +638,52 @@ fn idle_time_within_the_hosts_noise_is_reported_not_judged() {
     // A tenth more computation alone is judged the same way.
     let alone = guard_of(&baseline, &busier(&baseline, 0.1 * step_us), &policy).expect("a finding");
     assert_eq!(alone.severity, Severity::Fail, "{}", alone.message);
+    // Busy time holds no idle time: nothing to leave out of it.
+    let mut busy = Policy::default();
+    busy.end_to_end.metric = crate::gate::policy::TimelineMetric::BusyTime;
+    let busy_step_us = baseline.steps[0].timeline.busy_time;
+    let longer = busier(&idler(&baseline, idle_us), 0.1 * busy_step_us);
+    let guard = guard_of(&baseline, &longer, &busy).expect("a finding");
+    assert_eq!(guard.severity, Severity::Fail, "{}", guard.message);
+    assert!(!guard.message.contains("idle time"), "{}", guard.message);
+}
+
+/// The guard's finding carries the figures its message states: the
+/// timeline row it judged, its unit, the limit and the impact over the
+/// baseline's GPU time.
+#[test]
+fn the_end_to_end_finding_carries_the_figures_it_judged() {
+    let baseline = example();
+    let mut policy = Policy::default();
+    policy.end_to_end.idle_noise_percent = None;
+    let candidate = idler(&baseline, 0.2 * baseline.steps[0].timeline.total_time);
+    let comparison = compare(
+        std::slice::from_ref(&baseline),
+        &candidate,
+        &CompareOptions::default(),
+    );
+    let row = comparison
+        .timeline
+        .iter()
+        .find(|t| t.metric == "total_time")
+        .expect("a total_time row");
+    let finding = guard_of(&baseline, &candidate, &policy).expect("a finding");
+    assert_eq!(finding.metric, "total_time");
+    assert_eq!(finding.unit, "µs");
+    assert_eq!(finding.baseline, Some(row.baseline_us));
+    assert_eq!(finding.candidate, Some(row.candidate_us));
+    let delta = (row.candidate_us / row.baseline_us - 1.0) * 100.0;
+    assert_eq!(finding.delta_percent, Some(delta));
+    assert_eq!(finding.limit, Some(5.0));
+    let added = row.candidate_us - row.baseline_us;
+    let impact = added / comparison.baseline_total_us * 100.0;
+    assert_eq!(finding.impact_percent, Some(impact));
+    assert_eq!(finding.priority, super::findings::priority_of(delta));
+    assert!(
+        finding.message.contains(&format!("grew {delta:.1}%")),
+        "{}",
+        finding.message
+    );
 }
 
 /// Where both sides have steps, time the run spent between its steps is

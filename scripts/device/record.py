@@ -1,7 +1,7 @@
 """Record profiler traces of one small transformer in every mode, in one process.
 
 Run by scripts/device/record-all (on a GPU machine); the traces it wrote are
-in tests/fixtures/device/ with their README. For one model (`bert`: BERT-base
+in tests/fixtures/h200/ with their README. For one model (`bert`: BERT-base
 widths, or `llama`: a Llama-style decoder with grouped-query attention, both
 with two layers and random weights built from a transformers config) and
 each mode (`eager`, `compiled`: torch.compile's default, `graph`:

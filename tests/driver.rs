@@ -29,7 +29,8 @@ fn example(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn read() -> ReadOptions<'static> {
+/// How the tests read inputs: quietly, default limits and jobs, no rank set.
+pub(crate) fn read() -> ReadOptions<'static> {
     ReadOptions {
         quiet: true,
         limits: LoadLimits::default(),
@@ -42,12 +43,12 @@ fn read() -> ReadOptions<'static> {
 
 /// A check of `candidate` against `baseline` through the library, with the
 /// files an out dir holds.
-fn check_files(baseline: Baseline<'_>, candidate: &Path, policy: &Policy) -> Checked {
+pub(crate) fn check_files(baseline: Baseline<'_>, candidate: &Path, policy: &Policy) -> Checked {
     check_reading(baseline, candidate, policy, read())
 }
 
 /// [`check_files`] reading the inputs with `read`.
-fn check_reading(
+pub(crate) fn check_reading(
     baseline: Baseline<'_>,
     candidate: &Path,
     policy: &Policy,

@@ -12,17 +12,13 @@ use std::sync::OnceLock;
 use serde_json::Value;
 use tempfile::TempDir;
 
-use tracegate::driver::check::{Baseline, CheckRequest, Checked};
-use tracegate::driver::inputs::Captures;
-use tracegate::driver::jobs::Jobs;
-use tracegate::driver::{self, ReadOptions, Silent};
-use tracegate::gate::judge::JudgeOptions;
+use tracegate::driver::check::{Baseline, Checked};
 use tracegate::gate::policy::Policy;
 use tracegate::gate::verdict::{Finding, Severity};
-use tracegate::trace::LoadLimits;
 
+use crate::driver::check_files;
 use crate::graph::{read_json, slowed, write_json};
-use crate::util::{today, tracegate};
+use crate::util::tracegate;
 
 const MODELS: [&str; 2] = ["bert", "llama"];
 const TASKS: [&str; 2] = ["infer", "train"];
@@ -84,28 +80,7 @@ fn snapshot(workload: &str, run: usize) -> PathBuf {
 /// `check --baseline B… --candidate C` under the default policy, through
 /// the library (which tests/driver.rs holds to the binary byte for byte).
 fn check(baselines: &[PathBuf], candidate: &Path) -> Checked {
-    let policy = Policy::default();
-    let request = CheckRequest {
-        baseline: Baseline::Paths(baselines),
-        candidate,
-        captures: Captures::default(),
-        policy: &policy,
-        read: ReadOptions {
-            quiet: true,
-            limits: LoadLimits::default(),
-            jobs: Jobs::new(None),
-            ranks: false,
-            rank_regex: None,
-            progress: &Silent,
-        },
-        judge: JudgeOptions {
-            today: Some(today()),
-            ..JudgeOptions::default()
-        },
-        files: false,
-        pull_request: false,
-    };
-    driver::check::check(&request).unwrap_or_else(|e| panic!("{}: {e}", candidate.display()))
+    check_files(Baseline::Paths(baselines), candidate, &Policy::default())
 }
 
 fn describe(findings: &[Finding]) -> String {

@@ -7,18 +7,16 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use tracegate::driver::check::{Baseline, CheckRequest};
-use tracegate::driver::inputs::{self, Captures};
-use tracegate::driver::jobs::Jobs;
-use tracegate::driver::{self, ReadOptions, Silent};
-use tracegate::gate::judge::JudgeOptions;
+use tracegate::driver::ReadOptions;
+use tracegate::driver::check::Baseline;
+use tracegate::driver::inputs;
 use tracegate::gate::policy::Policy;
 use tracegate::render::gate;
 use tracegate::render::terminal::Style;
-use tracegate::trace::LoadLimits;
 
+use crate::driver::{check_reading, read};
 use crate::ranks::write_rank_of;
-use crate::util::{read_gz_json, today, tracegate};
+use crate::util::{read_gz_json, tracegate};
 
 /// A 4-rank job in a new directory `dir/name`: rank `late` delayed 50 µs
 /// before each all-reduce, every all-reduce `scale` times as long.
@@ -47,29 +45,18 @@ fn check_with(
     candidate: &Path,
     out: &Path,
 ) -> (i32, String, Value) {
-    let policy = Policy::default();
     let baselines = [baseline.to_path_buf()];
-    let request = CheckRequest {
-        baseline: Baseline::Paths(&baselines),
-        candidate,
-        captures: Captures::default(),
-        policy: &policy,
-        read: ReadOptions {
-            quiet: true,
-            limits: LoadLimits::default(),
-            jobs: Jobs::new(None),
-            ranks: true,
-            rank_regex: rank_regex.map(|r| inputs::rank_regex(r).unwrap_or_else(|e| panic!("{e}"))),
-            progress: &Silent,
-        },
-        judge: JudgeOptions {
-            today: Some(today()),
-            ..JudgeOptions::default()
-        },
-        files: true,
-        pull_request: false,
+    let read = ReadOptions {
+        ranks: true,
+        rank_regex: rank_regex.map(|r| inputs::rank_regex(r).unwrap_or_else(|e| panic!("{e}"))),
+        ..read()
     };
-    let checked = driver::check::check(&request).unwrap_or_else(|e| panic!("{e}"));
+    let checked = check_reading(
+        Baseline::Paths(&baselines),
+        candidate,
+        &Policy::default(),
+        read,
+    );
     let verdict = &checked.verdict;
     let report = gate::render_report_json(verdict);
     fs::create_dir_all(out).unwrap();

@@ -276,6 +276,11 @@ pub fn line_counts(groups: &[FindingGroup]) -> LineCounts {
     }
 }
 
+/// How many findings `groups` hold (a line can hold several).
+pub(super) fn findings_in(groups: &[GroupView]) -> usize {
+    groups.iter().map(|g| g.size).sum()
+}
+
 /// The group's Δ with what its times are per: `+25.0%/call`; `—` without one.
 pub(super) fn delta_with_per(group: &FindingGroup) -> String {
     let text = signed_percent(group.delta_percent);

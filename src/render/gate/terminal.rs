@@ -15,7 +15,7 @@ use comfy_table::{Attribute, Cell, CellAlignment, Color};
 
 use super::finding::{headline_text, kind_label, status, title};
 use super::gaps::{PATH_B, gap_sections};
-use super::group::{GroupView, group_views, line_counts};
+use super::group::{GroupView, findings_in, group_views, line_counts};
 use crate::gate::judge::verdict_groups;
 use crate::gate::verdict::{Severity, Verdict};
 use crate::render::fit::{NAME_BREAKS, Rule, Wrap, fit, paragraph, table};
@@ -201,7 +201,7 @@ fn plural(n: usize) -> &'static str {
 /// Info findings in one line: they never change the outcome, and most
 /// (efficiency) have no Δ or impact to put in a row.
 fn info_line(info: &[GroupView]) -> Option<String> {
-    let findings: usize = info.iter().map(|g| g.size).sum();
+    let findings = findings_in(info);
     if findings == 0 {
         return None;
     }

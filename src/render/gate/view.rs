@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::chart::{chart, fenced_diff};
 use super::finding::{NONE, headline_text, op_label, shape_of, signed_percent, status, title};
 use super::gaps::{PATH_B, gap_sections};
-use super::group::{GroupView, LineCounts, group_views, line_counts};
+use super::group::{GroupView, LineCounts, findings_in, group_views, line_counts};
 use crate::gate::judge::verdict_groups;
 use crate::gate::verdict::{
     Counts, EnvironmentSummary, FindingGroup, Severity, Verdict, WorkloadSummary,
@@ -208,7 +208,7 @@ impl Prepared {
             sections => Value::from(Serde(sections(flagged))),
             info => Value::from(Serde(&self.info[..detail.info])),
             info_total => self.info.len(),
-            info_findings => self.info.iter().map(|g| g.size).sum::<usize>(),
+            info_findings => findings_in(&self.info),
             kernel_diffs => self.diffs[..detail.diffs].to_vec(),
             kernel_diffs_total => self.diffs.len(),
             omitted => omitted,

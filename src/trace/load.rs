@@ -23,6 +23,7 @@ use std::thread;
 use flate2::bufread::MultiGzDecoder;
 
 use super::build::Builder;
+use super::fast;
 use super::inflate::{self, ChunkReader};
 use super::model::Trace;
 use super::raw::RawEvent;
@@ -496,6 +497,10 @@ impl Loader<'_, '_> {
     fn parse_event(&mut self, index: u64) -> Result<usize, LoadError> {
         loop {
             let slice = &self.input.buf[self.input.pos..self.input.len];
+            if let Some((raw, len)) = fast::event(slice) {
+                self.builder.event(raw);
+                return Ok(len);
+            }
             let mut stream = serde_json::Deserializer::from_slice(slice).into_iter::<RawEvent>();
             let error = match stream.next() {
                 Some(Ok(raw)) => {

@@ -4,6 +4,7 @@
 mod build;
 pub mod capture_folder;
 pub mod error;
+mod fast;
 mod inflate;
 pub mod link;
 mod load;

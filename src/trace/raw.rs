@@ -10,33 +10,148 @@ use serde::de::{self, Deserializer, Visitor};
 use serde_json::value::RawValue;
 
 /// One event, as written.
-#[derive(Deserialize)]
+#[derive(Default)]
+#[cfg_attr(test, derive(Debug))]
 pub(crate) struct RawEvent<'a> {
-    #[serde(borrow, default)]
     pub ph: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     pub cat: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     pub name: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     pub pid: Option<RawTrackId<'a>>,
-    #[serde(borrow, default)]
     pub tid: Option<RawTrackId<'a>>,
-    #[serde(default)]
     pub ts: Option<LooseF64>,
-    #[serde(default)]
     pub dur: Option<LooseF64>,
-    #[serde(default)]
     pub id: Option<LooseId>,
     /// Boxed: the args are most of an event's size, and an unboxed event is
     /// moved several times on its way from serde to the builder (a memmove
     /// of ~600 bytes an event was 12% of loading an event-dense trace).
-    #[serde(borrow, default)]
+    /// Not read for a Python frame ([`PYTHON_FRAME`]).
     pub args: Option<Box<RawArgs<'a>>>,
+}
+
+/// The category of Python frames, whose `args` (`Python id`, `Python
+/// parent id`, `Python thread`) no stage reads. Traces recorded with
+/// `with_stack=True` are about half such frames, so their `args` are
+/// skipped unparsed when the category comes first, as the profiler writes
+/// it (about a tenth of loading such a trace).
+pub(crate) const PYTHON_FRAME: &str = "python_function";
+
+/// An event's keys; [`EventKey::Other`] for any the stages do not read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum EventKey {
+    Ph,
+    Cat,
+    Name,
+    Pid,
+    Tid,
+    Ts,
+    Dur,
+    Id,
+    Args,
+    Other,
+}
+
+impl EventKey {
+    /// The key written as `key`.
+    pub fn of(key: &[u8]) -> EventKey {
+        match key {
+            b"ph" => EventKey::Ph,
+            b"cat" => EventKey::Cat,
+            b"name" => EventKey::Name,
+            b"pid" => EventKey::Pid,
+            b"tid" => EventKey::Tid,
+            b"ts" => EventKey::Ts,
+            b"dur" => EventKey::Dur,
+            b"id" => EventKey::Id,
+            b"args" => EventKey::Args,
+            _ => EventKey::Other,
+        }
+    }
+
+    /// The key's bit in the set of keys seen (a key given twice is an
+    /// error, as with serde's derive); `None` for [`EventKey::Other`],
+    /// which may repeat.
+    pub fn bit(self) -> Option<u16> {
+        (self != EventKey::Other).then(|| 1 << self as u16)
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            EventKey::Ph => "ph",
+            EventKey::Cat => "cat",
+            EventKey::Name => "name",
+            EventKey::Pid => "pid",
+            EventKey::Tid => "tid",
+            EventKey::Ts => "ts",
+            EventKey::Dur => "dur",
+            EventKey::Id => "id",
+            EventKey::Args => "args",
+            EventKey::Other => "",
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for EventKey {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl Visitor<'_> for KeyVisitor {
+            type Value = EventKey;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an event key")
+            }
+            fn visit_str<E: de::Error>(self, key: &str) -> Result<EventKey, E> {
+                Ok(EventKey::of(key.as_bytes()))
+            }
+        }
+        deserializer.deserialize_identifier(KeyVisitor)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for RawEvent<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct EventVisitor;
+        impl<'de> Visitor<'de> for EventVisitor {
+            type Value = RawEvent<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an event object")
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut event = RawEvent::default();
+                let mut seen = 0u16;
+                while let Some(key) = map.next_key::<EventKey>()? {
+                    if let Some(bit) = key.bit() {
+                        if seen & bit != 0 {
+                            return Err(de::Error::duplicate_field(key.name()));
+                        }
+                        seen |= bit;
+                    }
+                    match key {
+                        EventKey::Ph => event.ph = map.next_value()?,
+                        EventKey::Cat => event.cat = map.next_value()?,
+                        EventKey::Name => event.name = map.next_value()?,
+                        EventKey::Pid => event.pid = map.next_value()?,
+                        EventKey::Tid => event.tid = map.next_value()?,
+                        EventKey::Ts => event.ts = map.next_value()?,
+                        EventKey::Dur => event.dur = map.next_value()?,
+                        EventKey::Id => event.id = map.next_value()?,
+                        EventKey::Args if event.cat.as_deref() == Some(PYTHON_FRAME) => {
+                            map.next_value::<de::IgnoredAny>()?;
+                        }
+                        EventKey::Args => event.args = map.next_value()?,
+                        EventKey::Other => {
+                            map.next_value::<de::IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(event)
+            }
+        }
+        deserializer.deserialize_map(EventVisitor)
+    }
 }
 
 /// The `args` fields some stage reads.
 #[derive(Deserialize, Default)]
+#[cfg_attr(test, derive(Debug))]
 pub(crate) struct RawArgs<'a> {
     #[serde(default)]
     pub correlation: Option<LooseId>,
@@ -102,6 +217,7 @@ pub(crate) struct RawArgs<'a> {
 }
 
 /// A pid or tid: a number, or a string.
+#[cfg_attr(test, derive(Debug))]
 pub(crate) enum RawTrackId<'a> {
     Num(i64),
     Text(Cow<'a, str>),
@@ -139,6 +255,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for RawTrackId<'a> {
 }
 
 /// A timestamp or duration: a number, or a numeric string.
+#[cfg_attr(test, derive(Debug))]
 pub(crate) struct LooseF64(pub f64);
 
 impl<'de> Deserialize<'de> for LooseF64 {
@@ -172,6 +289,7 @@ impl<'de> Deserialize<'de> for LooseF64 {
 /// An integer argument that some traces write as a string (`"0x0"`, `"2560"`)
 /// or a float; anything unreadable becomes `None` rather than an error, since
 /// these fields are descriptive.
+#[cfg_attr(test, derive(Debug))]
 pub(crate) struct LooseI64(pub Option<i64>);
 
 impl<'de> Deserialize<'de> for LooseI64 {
@@ -215,6 +333,7 @@ impl<'de> Deserialize<'de> for LooseI64 {
 /// An identifier used only for equality (correlation, External id, flow id).
 /// Ids may exceed `i64` (and even `u64`, which serde_json then reads as a
 /// float); each distinct written value maps to a distinct key.
+#[cfg_attr(test, derive(Debug))]
 pub(crate) struct LooseId(pub Option<u64>);
 
 impl<'de> Deserialize<'de> for LooseId {
@@ -256,6 +375,7 @@ fn string_key(text: &str) -> u64 {
 
 /// A launch geometry `[x, y, z]`. Inductor writes `"grid(100,)"` strings on
 /// CPU ops; anything that is not three integers becomes `None`.
+#[cfg_attr(test, derive(Debug))]
 pub(crate) struct LooseDims3(pub Option<[u32; 3]>);
 
 impl<'de> Deserialize<'de> for LooseDims3 {

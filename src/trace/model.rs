@@ -437,9 +437,9 @@ pub struct Trace {
     pub flows: Vec<Flow>,
     /// The (pid, tid) pairs, indexed by [`Event::track`].
     pub tracks: Vec<Track>,
-    /// CPU-op arguments.
+    /// CPU-op arguments; events with equal arguments may share a row.
     pub op_args: Vec<OpArgs>,
-    /// GPU-work arguments.
+    /// GPU-work arguments; events with equal arguments may share a row.
     pub gpu_args: Vec<GpuArgs>,
     /// Launch-call arguments.
     pub launch_args: Vec<LaunchArgs>,

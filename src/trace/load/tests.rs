@@ -612,3 +612,80 @@ fn every_corpus_trace_loads_the_same_with_the_inflate_thread() {
     }
     assert!(traces >= 10, "found {traces} gzip traces");
 }
+
+/// A CPU op or kernel event with the given arguments.
+fn with_args(cat: &str, ts: u32, args: &str) -> String {
+    format!(
+        r#"{{"ph": "X", "cat": "{cat}", "name": "op", "pid": 1, "tid": 1, "ts": {ts}, "dur": 1, "args": {{{args}}}}}"#
+    )
+}
+
+#[test]
+fn equal_argument_rows_are_shared_and_numbered_ones_kept_apart() {
+    let dims = r#""Input Dims": [[2, 3]], "Input type": ["float"]"#;
+    let events = [
+        with_args("cpu_op", 0, dims),
+        with_args("cpu_op", 10, dims),
+        with_args("cpu_op", 20, &format!(r#"{dims}, "Sequence number": 7"#)),
+        with_args("cpu_op", 30, &format!(r#"{dims}, "Sequence number": 7"#)),
+        with_args("cpu_op", 40, r#""Input Dims": [[4]]"#),
+        with_args(
+            "kernel",
+            0,
+            r#""device": 0, "stream": 7, "grid": [1, 1, 1]"#,
+        ),
+        with_args(
+            "kernel",
+            10,
+            r#""device": 0, "stream": 7, "grid": [1, 1, 1]"#,
+        ),
+        with_args(
+            "kernel",
+            20,
+            r#""device": 0, "stream": 8, "grid": [1, 1, 1]"#,
+        ),
+    ];
+    let trace = load(&format!(r#"{{"traceEvents": [{}]}}"#, events.join(", "))).expect("loads");
+    let dims_of = |i: usize| {
+        let args = trace.op_args(&trace.events[i]).expect("op args");
+        (
+            args.input_dims.map(|s| trace.strings.get(s).to_string()),
+            args.sequence_number,
+        )
+    };
+    assert_eq!(dims_of(0), (Some("[[2, 3]]".into()), None));
+    assert_eq!(dims_of(1), dims_of(0));
+    assert_eq!(dims_of(2), (Some("[[2, 3]]".into()), Some(7)));
+    assert_eq!(dims_of(4), (Some("[[4]]".into()), None));
+    // Rows 0 and 1 share; numbered rows (an autograd step's) never do.
+    assert_eq!(trace.op_args.len(), 4);
+    let stream = |i: usize| trace.gpu_args(&trace.events[i]).and_then(|a| a.stream);
+    assert_eq!(
+        (stream(5), stream(6), stream(7)),
+        (Some(7), Some(7), Some(8))
+    );
+    assert_eq!(trace.gpu_args.len(), 2);
+}
+
+#[test]
+fn sharing_remembers_a_bounded_number_of_rows() {
+    let distinct = super::super::build::SHARED_ROWS + 10;
+    let mut events: Vec<String> = (0..distinct)
+        .map(|i| with_args("cpu_op", i as u32, &format!(r#""Input Dims": [[{i}]]"#)))
+        .collect();
+    // The first row is remembered, the last one (past the bound) is not.
+    events.push(with_args("cpu_op", 0, r#""Input Dims": [[0]]"#));
+    events.push(with_args(
+        "cpu_op",
+        0,
+        &format!(r#""Input Dims": [[{}]]"#, distinct - 1),
+    ));
+    let trace = load(&format!(r#"{{"traceEvents": [{}]}}"#, events.join(", "))).expect("loads");
+    assert_eq!(trace.op_args.len(), distinct + 1);
+    let last = trace.events.last().expect("events");
+    let dims = trace
+        .op_args(last)
+        .and_then(|a| a.input_dims)
+        .expect("dims");
+    assert_eq!(trace.strings.get(dims), format!("[[{}]]", distinct - 1));
+}

@@ -384,3 +384,53 @@ fn globs_and_rank_regex_name_the_ranks_as_report_does() {
         .code(2)
         .stderr(predicates::str::contains("give --ranks too"));
 }
+
+/// `check --ranks` reads a rank other than the lowest for its
+/// communication alone (as `report DIR` does); the merged snapshot is the
+/// one the whole per-rank snapshots give, a rank without communication
+/// (merged from its timeline) included.
+#[test]
+fn a_rank_set_read_for_its_communication_merges_as_whole_snapshots_do() {
+    use tracegate::analysis::analyse::AnalysisOptions;
+    use tracegate::driver::ranks::rank_set;
+    use tracegate::driver::read::snapshot_of_input;
+    use tracegate::gate::snapshot::Snapshot;
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = job(dir.path(), "job", 2, 1.3);
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/launcher_descent.json");
+    fs::copy(&fixture, path.join("trace_rank4.json")).unwrap();
+    let options = AnalysisOptions::default();
+    let read = ReadOptions {
+        ranks: true,
+        ..read()
+    };
+    let mut files: Vec<PathBuf> = fs::read_dir(&path)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    files.sort();
+    let parts = files
+        .iter()
+        .map(|file| {
+            let whole = snapshot_of_input(file, None, &options, &read).unwrap();
+            let name = file.file_name().unwrap().to_string_lossy().into_owned();
+            (name, whole.without_rows())
+        })
+        .collect();
+    let workload = inputs::workload_of(&path, true);
+    let (merged, index) = Snapshot::merge_ranks(parts, &workload).unwrap();
+    let expected = snapshot_of_input(&files[index], None, &options, &read)
+        .unwrap()
+        .with_ranks_of(merged);
+    let got = rank_set(&path, None, &options, &read).unwrap();
+    assert_eq!(got.rank_numbers(), vec![0, 1, 2, 3, 4]);
+    assert!(
+        got.ranks.iter().any(|r| r.kernels.is_empty()),
+        "rank 4 has no communication"
+    );
+    assert!(
+        got == expected,
+        "the rank set differs from the whole snapshots' merge"
+    );
+}

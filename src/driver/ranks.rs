@@ -19,7 +19,7 @@ use crate::gate::snapshot::{self, Snapshot, missing_ranks};
 use crate::gate::verdict::{Finding, SingleSampleNoise};
 
 use super::inputs::{file_name, is_glob, rank_by_regex, rank_set_files, workload_of};
-use super::read::{load_trace, snapshot_of_input};
+use super::read::{load_trace, rank_part_of_input, snapshot_of_input};
 use super::{Error, ReadOptions, jobs};
 
 /// `report DIR|GLOB`: the traces at `input` (a directory's, a glob's, or
@@ -90,12 +90,12 @@ pub fn rank_set(
             .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
     };
     let one = |file: &PathBuf, quiet: bool| {
-        let snapshot = snapshot_of_input(file, None, options, &read.with_quiet(quiet))?;
+        let snapshot = rank_part_of_input(file, options, &read.with_quiet(quiet))?;
         let Some(regex) = regex else {
-            return Ok(snapshot.without_rows());
+            return Ok(snapshot);
         };
         let rank = rank_by_regex(regex, file)?;
-        snapshot.without_rows().as_rank(rank).ok_or_else(|| {
+        snapshot.as_rank(rank).ok_or_else(|| {
             Error(format!(
                 "{}: holds several ranks already: --rank-regex names one rank per file",
                 file.display()

@@ -40,6 +40,44 @@ pub fn snapshot_of_input(
     }
 }
 
+/// One rank's part of a rank set: what [`snapshot_of_input`] gives once
+/// its op rows are dropped ([`Snapshot::without_rows`]) as far as
+/// [`Snapshot::merge_ranks`] reads it. A trace with communication kernels
+/// is read for them alone, as `report DIR` reads a rank (its op rows,
+/// timeline and fingerprint are never merged); one without is analysed
+/// whole, since the merge takes its communication time from its timeline.
+pub fn rank_part_of_input(
+    path: &Path,
+    options: &AnalysisOptions,
+    read: &ReadOptions,
+) -> Result<Snapshot, Error> {
+    trace::check_file_type(path, &read.limits)?;
+    let as_snapshot = || {
+        Snapshot::load_path(path)
+            .map(Snapshot::without_rows)
+            .map_err(|e| Error(e.to_string()))
+    };
+    let is_snapshot = snapshot::is_snapshot(path)
+        .map_err(|e| Error(format!("{}: cannot read: {e}", path.display())))?;
+    if is_snapshot {
+        return as_snapshot();
+    }
+    let trace = match load_with_progress(path, read) {
+        Ok(trace) => trace,
+        Err(failure) => return as_snapshot().map_err(|_| failure),
+    };
+    let part = rank_part(&trace, path, options);
+    if !part.kernels.is_empty() {
+        return Ok(Snapshot::of_rank(part));
+    }
+    let (sha256, bytes) = snapshot::sha256_file(path)
+        .map_err(|e| Error(format!("{}: cannot read: {e}", path.display())))?;
+    let tree = link::link(&trace);
+    let profile = analyse::analyse_with(&trace, &tree, options);
+    let snapshot = Snapshot::from_profile(&profile, sha256, bytes);
+    Ok(snapshot.without_rows())
+}
+
 /// Loads, links and analyses a trace, attributing its graph replays to the
 /// ops of `capture` (a trace recorded while the graphs were captured, or a
 /// folder of them with its `execution_details.json`) when given.

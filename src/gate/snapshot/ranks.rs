@@ -11,10 +11,14 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use super::bounds::{MAX_KERNELS, stored_string, stored_time};
-use super::format::{CommKernelSnapshot, KernelSamples, RankSnapshot, SNAPSHOT_VERSION, Snapshot};
+use super::format::{
+    AnomalyCounts, CommKernelSnapshot, Fingerprint, IdleCounts, KernelSamples, RankSnapshot,
+    SNAPSHOT_FORMAT, SNAPSHOT_VERSION, ShortKernelCounts, Snapshot,
+};
 use super::from_profile::stored_kernel;
 use crate::analysis::ranks::input::rank_in_name;
 use crate::analysis::ranks::{CommKernel, CommTime, RankInput};
+use crate::analysis::timeline::Breakdown;
 
 /// Why the snapshots given as one job's ranks are not a rank set; one line.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -90,6 +94,31 @@ fn comm_families(kernels: &[CommKernel]) -> Vec<KernelSamples> {
 }
 
 impl Snapshot {
+    /// A snapshot holding only one rank's communication: what a rank other
+    /// than the lowest contributes to [`Snapshot::merge_ranks`], read
+    /// without analysing its trace (`rank` has kernels).
+    pub fn of_rank(rank: RankSnapshot) -> Snapshot {
+        Snapshot {
+            format: SNAPSHOT_FORMAT.to_string(),
+            version: SNAPSHOT_VERSION,
+            tracegate_version: env!("CARGO_PKG_VERSION").to_string(),
+            workload: String::new(),
+            fingerprint: Fingerprint::default(),
+            has_gpu_activity: true,
+            timeline: Breakdown::default(),
+            steps: Vec::new(),
+            ops: Vec::new(),
+            short_kernels: ShortKernelCounts::default(),
+            idle: IdleCounts::default(),
+            anomalies: AnomalyCounts::default(),
+            coverage: None,
+            inference_steps: Vec::new(),
+            phase_ops: Vec::new(),
+            ranks: vec![rank],
+            kernel_families: Vec::new(),
+        }
+    }
+
     /// This snapshot with one rank's communication (version 1.4); unchanged
     /// when the rank ran no communication kernel, so a single-GPU trace's
     /// snapshot stays what it was.

@@ -398,7 +398,8 @@ fn a_rank_set_read_for_its_communication_merges_as_whole_snapshots_do() {
 
     let dir = tempfile::tempdir().unwrap();
     let path = job(dir.path(), "job", 2, 1.3);
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/launcher_descent.json");
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/launcher_descent.json");
     fs::copy(&fixture, path.join("trace_rank4.json")).unwrap();
     let options = AnalysisOptions::default();
     let read = ReadOptions {

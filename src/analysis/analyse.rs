@@ -12,10 +12,13 @@ use crate::analysis::hardware::{self, Catalog, ComputeSpec, Hardware};
 use crate::analysis::idle::idle_split;
 use crate::analysis::kernels::{TotalShare, kernel_summary, short_kernels};
 use crate::analysis::op_tables::{categories, ops_by_name, steps, unique_args};
+use crate::analysis::perf::ReplayedCall;
 use crate::analysis::perf::{self, PerfReport};
 use crate::analysis::phase::phases;
 use crate::analysis::profile::{
-    HardwareUsed, Profile, REPORT_SCHEMA_VERSION, SHORT_KERNEL_US, Source,
+    CategorySummary, Coverage, GraphReplay, HardwareUsed, HistogramBin, KernelSummary, OpSummary,
+    Phases, Profile, REPORT_SCHEMA_VERSION, SHORT_KERNEL_US, ShortKernelGroup, Source, StepProfile,
+    UniqueArgs,
 };
 use crate::analysis::sync::sync_summary;
 use crate::analysis::timeline::Breakdown;
@@ -143,6 +146,94 @@ pub fn analyse_with_captures(
     options: &AnalysisOptions,
     captures: &[Capture<'_>],
 ) -> Profile {
+    // The perf table reads only the trace and its tree: it is built on a
+    // second core while the other tables are (a tenth of analysing an
+    // event-dense trace, issue 28).
+    let ((mut perf, implausible), tables) = rayon::join(
+        || perf::perf_report_checked(trace, tree, &options.comm),
+        || tables(trace, tree, options, captures),
+    );
+    perf::add_rows(
+        &mut perf,
+        perf::replayed_rows(
+            trace,
+            &tables.gpu,
+            &captures.iter().map(|c| c.trace).collect::<Vec<_>>(),
+            &tables.replayed_perf_calls,
+            &options.comm,
+        ),
+    );
+    let gpu = &tables.gpu;
+    let found = anomalies(trace, tree, gpu, implausible, &tables.kernels);
+    let mut profile = Profile {
+        schema_version: REPORT_SCHEMA_VERSION,
+        tracegate_version: env!("CARGO_PKG_VERSION").to_string(),
+        source: Source {
+            path: trace.source.clone(),
+            json_bytes: trace.json_bytes,
+            counts: trace.counts.clone(),
+        },
+        environment: environment(trace, gpu),
+        has_gpu_activity: !gpu.items.is_empty(),
+        steps: tables.steps,
+        ops: tables.ops,
+        categories: tables.categories,
+        unique_args: tables.unique_args,
+        kernels: tables.kernels,
+        short_kernels: tables.short_kernels,
+        short_kernel_time_us: tables.short_kernel_time_us,
+        short_kernel_histogram: tables.short_kernel_histogram,
+        anomalies: found,
+        idle: idle_split(trace, gpu),
+        sync: sync_summary(trace),
+        timeline: tables.timeline,
+        timeline_all_gpu_work: tables.timeline_all_gpu_work,
+        hardware: tables.hardware_used,
+        perf,
+        diagnosis: None,
+        graph_replay: tables.replay,
+        coverage: tables.coverage,
+        phases: tables.phases,
+    };
+    let signals = signals_of(&profile);
+    let patterns = patterns::detect(trace, tree, &signals);
+    let modelled = modelled_ops(&profile.perf);
+    profile.diagnosis = Some(diagnose::diagnose(
+        &signals,
+        &modelled,
+        tables.hardware.as_ref().map(peaks_of),
+        patterns,
+    ));
+    profile
+}
+
+/// Every table of a profile but the perf table.
+struct Tables<'a> {
+    gpu: GpuWork<'a>,
+    timeline: Breakdown,
+    timeline_all_gpu_work: Option<Breakdown>,
+    unique_args: Vec<UniqueArgs>,
+    ops: Vec<OpSummary>,
+    categories: Vec<CategorySummary>,
+    steps: Vec<StepProfile>,
+    replayed_perf_calls: Vec<ReplayedCall>,
+    replay: Option<GraphReplay>,
+    coverage: Coverage,
+    phases: Option<Phases>,
+    kernels: Vec<KernelSummary>,
+    short_kernels: Vec<ShortKernelGroup>,
+    short_kernel_histogram: Vec<HistogramBin>,
+    short_kernel_time_us: f64,
+    hardware_used: HardwareUsed,
+    hardware: Option<Hardware>,
+}
+
+fn tables<'a>(
+    trace: &'a Trace,
+    tree: &Tree,
+    options: &'a AnalysisOptions,
+    captures: &[Capture<'_>],
+) -> Tables<'a> {
     let gpu = GpuWork::collect(trace, tree, &options.comm);
     let timeline = Breakdown::compute(gpu.linked().map(|w| (w.bucket, w.interval)));
     let timeline_all_gpu_work = (gpu.items.iter().any(|w| !w.linked))
@@ -166,58 +257,25 @@ pub fn analyse_with_captures(
     let (short_kernels, short_kernel_histogram, short_kernel_time_us) =
         short_kernels(trace, tree, &gpu, &share);
     let (hardware_used, hardware) = choose_hardware(trace, options);
-    let (mut perf, implausible) = perf::perf_report_checked(trace, tree, &options.comm);
-    perf::add_rows(
-        &mut perf,
-        perf::replayed_rows(
-            trace,
-            &gpu,
-            &captures.iter().map(|c| c.trace).collect::<Vec<_>>(),
-            &replayed.perf_calls,
-            &options.comm,
-        ),
-    );
-    let found = anomalies(trace, tree, &gpu, implausible, &kernels);
-    let mut profile = Profile {
-        schema_version: REPORT_SCHEMA_VERSION,
-        tracegate_version: env!("CARGO_PKG_VERSION").to_string(),
-        source: Source {
-            path: trace.source.clone(),
-            json_bytes: trace.json_bytes,
-            counts: trace.counts.clone(),
-        },
-        environment: environment(trace, &gpu),
-        has_gpu_activity: !gpu.items.is_empty(),
-        steps,
-        ops,
-        categories,
-        unique_args,
-        kernels,
-        short_kernels,
-        short_kernel_time_us,
-        short_kernel_histogram,
-        anomalies: found,
-        idle: idle_split(trace, &gpu),
-        sync: sync_summary(trace),
+    Tables {
+        gpu,
         timeline,
         timeline_all_gpu_work,
-        hardware: hardware_used,
-        perf,
-        diagnosis: None,
-        graph_replay: replayed.replay,
+        unique_args,
+        ops,
+        categories,
+        steps,
+        replayed_perf_calls: replayed.perf_calls,
+        replay: replayed.replay,
         coverage: replayed.coverage,
         phases,
-    };
-    let signals = signals_of(&profile);
-    let patterns = patterns::detect(trace, tree, &signals);
-    let modelled = modelled_ops(&profile.perf);
-    profile.diagnosis = Some(diagnose::diagnose(
-        &signals,
-        &modelled,
-        hardware.as_ref().map(peaks_of),
-        patterns,
-    ));
-    profile
+        kernels,
+        short_kernels,
+        short_kernel_histogram,
+        short_kernel_time_us,
+        hardware_used,
+        hardware,
+    }
 }
 
 /// The figures of a profile the diagnosis reads besides the modelled ops.

@@ -97,4 +97,24 @@ mod tests {
         assert_eq!(m.flops, 6_442_450_944.0);
         assert_eq!(m.bytes, 203_161_600.0);
     }
+
+    /// Only `(M, K)·(N, K)ᵀ` is modelled: a batched activation or weight
+    /// (even one whose second size equals K), or unequal K, is refused.
+    #[test]
+    fn a_gemm_that_is_not_two_matrices_is_refused() {
+        for dims in [
+            "[[8, 64, 4096], [24576, 64]]",
+            "[[32, 4096], [24576, 4096, 7]]",
+            "[[2, 32, 4096], [2, 24576, 4096]]",
+            "[[32, 4096], [24576, 2048]]",
+        ] {
+            let refused = model(&OpShape {
+                name: "aiter::gemm_a16w16",
+                input_dims: Some(dims),
+                input_type: Some(r#"["c10::BFloat16", "c10::BFloat16"]"#),
+                ..OpShape::default()
+            });
+            assert!(refused.is_err(), "{dims}");
+        }
+    }
 }

@@ -8,8 +8,8 @@ use crate::analysis::hardware::{ComputeSpec, builtin_catalog};
 use crate::analysis::ops::category::Category;
 use crate::analysis::ops::stats::Stats;
 use crate::analysis::perf_model::dtype::Dtype;
-use crate::analysis::profile::OpModel;
 use crate::analysis::profile::Profile;
+use crate::analysis::profile::{Coverage, OpModel};
 use crate::gate::snapshot::OpKey;
 use crate::gate::snapshot::tests::{corpus_profile, corpus_snapshot};
 use crate::gate::stats;
@@ -756,4 +756,78 @@ fn timeline_rows_are_the_steps_sums_when_both_sides_have_steps() {
         .expect("a total_time row");
     assert_eq!(total.baseline_us, baseline.timeline.total_time);
     assert_eq!(total.candidate_us, no_steps.timeline.total_time);
+}
+
+/// A kernel part is one kernel's launches: it carries no per-kernel
+/// breakdown of its row (a graph row's `kernel_us`), which would name
+/// another kernel as the part's main change.
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
+#[test]
+fn a_kernel_part_holds_its_kernel_not_its_rows_breakdown() {
+    let mut snapshot = corpus_snapshot("hta/alexnet_a100.json.gz");
+    let row = snapshot
+        .ops
+        .iter_mut()
+        .find(|op| op.name == "aten::cudnn_convolution")
+        .expect("the convolution row");
+    row.kernel_us = row
+        .kernel_samples_us
+        .iter()
+        .map(|k| (k.name.clone(), k.total_us))
+        .collect();
+    assert!(row.kernel_us.len() >= 2);
+    let comparison = compare_one(&snapshot, &snapshot);
+    let convolution = comparison
+        .ops
+        .iter()
+        .find(|op| op.baseline.key.name == "aten::cudnn_convolution")
+        .expect("the row compared");
+    assert!(convolution.candidate.kernel_us.len() >= 2);
+    assert!(!comparison.kernel_parts.is_empty());
+    for part in &comparison.kernel_parts {
+        assert!(
+            part.comparison.baseline.kernel_us.is_empty(),
+            "{}",
+            part.kernel
+        );
+        assert!(
+            part.comparison.candidate.kernel_us.is_empty(),
+            "{}",
+            part.kernel
+        );
+    }
+}
+
+/// Each side's coverage of GPU time by rows is what its snapshot records,
+/// else (every piece of its GPU work in a row) its whole busy time.
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
+#[test]
+fn each_sides_coverage_is_its_snapshots_or_its_busy_time() {
+    let mut snapshot = corpus_snapshot("hta/alexnet_a100.json.gz");
+    snapshot.coverage = None;
+    let busy = snapshot.timeline.busy_time;
+    assert!(busy > 0.0);
+    let mut partial = snapshot.clone();
+    let recorded = Coverage {
+        busy_us: busy,
+        in_rows_us: busy * 0.4,
+        outside_rows_us: busy * 0.6,
+        graph_launches_without_work: 3,
+        dropped: vec!["dropped 7 events".to_string()],
+    };
+    partial.coverage = Some(recorded.clone());
+    let comparison = compare_one(&snapshot, &partial);
+    let whole = Coverage {
+        busy_us: busy,
+        in_rows_us: busy,
+        ..Coverage::default()
+    };
+    assert_eq!(comparison.baseline_coverage, Some(whole));
+    assert_eq!(comparison.candidate_coverage, recorded);
 }

@@ -738,3 +738,49 @@ fn a_longer_step_fails_once_saying_where_the_time_went() {
     let verdict = verdict_under(&baseline, &idler(&baseline, 0.2 * step_us), &policy);
     assert!(verdict.findings.iter().all(|f| f.rule != "end_to_end"));
 }
+
+/// An op slowed in several shapes, none beyond the impact minimum alone, is
+/// judged as one op, and its finding counts the op's shapes, not the
+/// workload's other rows.
+#[test]
+fn an_op_slower_in_several_shapes_counts_its_own_shapes() {
+    let snapshot = example();
+    let mut names: Vec<&str> = snapshot.ops.iter().map(|op| op.name.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    let mut grouped = 0;
+    for name in names {
+        let rows: Vec<usize> = (0..snapshot.ops.len())
+            .filter(|&i| snapshot.ops[i].name == name && snapshot.ops[i].step_us.len() == 3)
+            .collect();
+        if rows.len() < 2 {
+            continue;
+        }
+        let shapes = snapshot.ops.iter().filter(|op| op.name == name).count();
+        for factor in [1.08, 1.12, 1.2, 1.3] {
+            let candidate = rows.iter().fold(snapshot.clone(), |copy, &index| {
+                scaled(&copy, index, factor, [factor; 3])
+            });
+            let verdict = verdict_of(&snapshot, &candidate);
+            for finding in &verdict.findings {
+                if finding
+                    .message
+                    .starts_with(&format!("{name} is slower in "))
+                {
+                    assert!(
+                        finding
+                            .message
+                            .contains(&format!(" of its {shapes} shapes ")),
+                        "{name} has {shapes} shapes: {}",
+                        finding.message
+                    );
+                    grouped += 1;
+                }
+            }
+        }
+    }
+    assert!(
+        grouped > 0,
+        "no op of the example was judged over its shapes"
+    );
+}

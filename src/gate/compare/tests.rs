@@ -787,17 +787,28 @@ fn a_kernel_part_holds_its_kernel_not_its_rows_breakdown() {
         .expect("the row compared");
     assert!(convolution.candidate.kernel_us.len() >= 2);
     assert!(!comparison.kernel_parts.is_empty());
+    let samples = |part: &KernelPart| {
+        let key = &part.comparison.baseline.key;
+        let row = snapshot
+            .ops
+            .iter()
+            .find(|op| op.name == key.name && op.input_dims == key.input_dims)
+            .expect("the part's row");
+        let kernel = row.kernel_samples_us.iter().find(|k| k.name == part.kernel);
+        Stats::of(&kernel.expect("the part's kernel").samples_us)
+    };
     for part in &comparison.kernel_parts {
-        assert!(
-            part.comparison.baseline.kernel_us.is_empty(),
-            "{}",
-            part.kernel
-        );
-        assert!(
-            part.comparison.candidate.kernel_us.is_empty(),
-            "{}",
-            part.kernel
-        );
+        // Its statistics are its own kernel's launches, not its row's calls.
+        let own = samples(part);
+        for side in [&part.comparison.baseline, &part.comparison.candidate] {
+            assert!(side.kernel_us.is_empty(), "{}", part.kernel);
+            assert_eq!(
+                (side.mean_us, side.median_us, side.min_us, side.max_us),
+                (own.mean, own.median, own.min, own.max),
+                "{}",
+                part.kernel
+            );
+        }
     }
 }
 

@@ -537,6 +537,22 @@ mod tests {
     }
 
     #[test]
+    fn batch_norm_without_channels_is_refused() {
+        for dims in [
+            "[[8, 0, 4, 4], [0], [0], [0], [0], [], [], [], []]",
+            "[[8], [16], [16], [16], [16], [], [], [], []]",
+        ] {
+            let r = model_op(&op(
+                "aten::batch_norm",
+                dims,
+                BN_TYPES,
+                r#"["", "", "", "", "", "False", "0.1", "1e-05", "True"]"#,
+            ));
+            assert!(matches!(r, Err(NoModel::BadArgs { .. })), "{dims}");
+        }
+    }
+
+    #[test]
     fn group_norm_counts_channels() {
         let m = model_op(&op(
             "aten::group_norm",

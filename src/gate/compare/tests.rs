@@ -842,3 +842,64 @@ fn each_sides_coverage_is_its_snapshots_or_its_busy_time() {
     assert_eq!(comparison.baseline_coverage, Some(whole));
     assert_eq!(comparison.candidate_coverage, recorded);
 }
+
+/// A kernel family's baseline side over a window of runs: its total is the
+/// runs' median total (a run's worth, as the candidate's is), its launches
+/// pooled.
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
+#[test]
+fn a_kernel_familys_total_over_a_window_is_one_runs() {
+    let (profile, _, _) = corpus_profile(QWEN_H100);
+    let window: Vec<Snapshot> = (20..23)
+        .map(|seed| snapshot_of(&jittered(&profile, seed, None)))
+        .collect();
+    let candidate = snapshot_of(&profile);
+    let comparison = compare(&window, &candidate, &CompareOptions::default());
+    assert!(!comparison.kernel_families.is_empty());
+    for family in &comparison.kernel_families {
+        let name = &family.baseline.key.name;
+        let totals: Vec<f64> = window
+            .iter()
+            .map(|run| {
+                let samples = run.kernel_families.iter().find(|f| &f.name == name);
+                samples.expect("the family in every run").total_us
+            })
+            .collect();
+        assert_eq!(
+            family.baseline.total_us,
+            super::rows::median_or_zero(totals.into_iter()),
+            "{name}"
+        );
+    }
+}
+
+/// An op with one shape, the same on both sides, is its row: no total of it
+/// is compared. Ops with several shapes are.
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
+#[test]
+fn an_op_of_one_unchanged_shape_has_no_total() {
+    let snapshot = corpus_snapshot(QWEN_H100);
+    let comparison = compare_one(&snapshot, &snapshot);
+    let rows = |name: &str| {
+        snapshot
+            .ops
+            .iter()
+            .filter(|op| op.name == name && op.graph.is_none())
+            .count()
+    };
+    assert!(!comparison.op_totals.is_empty());
+    assert!(snapshot.ops.iter().any(|op| rows(&op.name) == 1));
+    for total in &comparison.op_totals {
+        assert!(
+            rows(&total.baseline.key.name) > 1,
+            "{}",
+            total.baseline.key.name
+        );
+    }
+}

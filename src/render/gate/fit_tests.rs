@@ -94,3 +94,26 @@ fn the_comment_keeps_as_many_flagged_rows_as_fit() {
         );
     }
 }
+
+/// The smallest rendering's counts line names inconclusive lines only when
+/// there are some, and accepted ones not when there are none.
+#[test]
+fn the_minimal_comment_counts_inconclusive_and_accepted_lines_only_when_there_are_some() {
+    let warned = verdict(vec![finding(
+        "aten::addmm",
+        Severity::Warn,
+        FindingKind::Regression,
+        4.0,
+    )]);
+    let text = Prepared::new(&warned, None).minimal("");
+    assert!(text.contains("**0** failing · **1** warning"), "{text}");
+    assert!(!text.contains("inconclusive"), "{text}");
+    assert!(!text.contains("accepted"), "{text}");
+    let mut unsure = finding("aten::addmm", Severity::Fail, FindingKind::Regression, 4.0);
+    unsure.statistics.inconclusive = true;
+    let text = Prepared::new(&verdict(vec![unsure]), None).minimal("");
+    assert!(
+        text.contains("**0** failing · **1** inconclusive"),
+        "{text}"
+    );
+}

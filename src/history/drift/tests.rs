@@ -187,6 +187,14 @@ fn an_op_drifting_alone_is_named_and_the_others_are_not() {
         Some(top.as_str())
     );
     assert!((drift.total_percent - 15.927).abs() < 0.01, "{drift:?}");
+    // Its impact is the time it added over the reference run's GPU busy
+    // time per step (the op's own growth is its total).
+    let added = drift.candidate_us - drift.reference_us;
+    assert!(
+        (drift.impact_percent - added / busy * 100.0).abs() < 1e-9,
+        "{drift:?}"
+    );
+    assert!(drift.impact_percent < drift.total_percent, "{drift:?}");
     assert_eq!(drift.steps.len(), 5);
     let finding = drift.finding(Severity::Warn);
     assert_eq!(finding.kind, FindingKind::Regression);

@@ -903,3 +903,29 @@ fn an_op_of_one_unchanged_shape_has_no_total() {
         );
     }
 }
+
+/// The diff is summarised when the differing kernels of both sides together
+/// exceed the limit, even when one side adds them all.
+#[test]
+fn kernels_added_beyond_the_limit_are_summarised() {
+    let names = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let baseline = names(&["a", "b"]);
+    let added: Vec<String> = (0..kernels::MAX_DIFF_LINES)
+        .map(|i| format!("k{i}"))
+        .collect();
+    let mut candidate = vec!["a".to_string()];
+    candidate.extend(added);
+    candidate.push("x".to_string());
+    candidate.push("b".to_string());
+    // One removed and 2,001 added: 2,002 lines differ.
+    let diff = kernel_diff(&baseline, &candidate).expect("differs");
+    assert!(
+        diff.contains(
+            "@@ summarised: 0 of 2 baseline kernels and 2001 of 2003 candidate kernels differ"
+        ),
+        "{}",
+        &diff[..200]
+    );
+    let within = kernel_diff(&baseline, &names(&["a", "x", "b"])).expect("differs");
+    assert!(!within.contains("summarised"), "{within}");
+}

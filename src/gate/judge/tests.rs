@@ -379,6 +379,22 @@ fn a_fifth_slower_op_with_a_material_share_warns_below_the_impact_minimum() {
     assert_eq!(verdict.outcome, Outcome::Pass);
 }
 
+/// Below the material share (twice the impact minimum) a confident ×1.2
+/// slowdown adding less than the minimum is no warning.
+#[test]
+fn a_fifth_slower_op_below_the_material_share_is_not_warned() {
+    let baseline = example();
+    // ×1.2 of 0.05–0.5% adds at most 0.1%, and the row holds under 0.6%.
+    let index = row_with_share(&baseline, 0.05, 0.5);
+    let candidate = scaled(&baseline, index, 1.2, [1.2, 1.2, 1.2]);
+    let verdict = verdict_of(&baseline, &candidate);
+    let warned = findings_on(&verdict, &baseline, index)
+        .into_iter()
+        .any(|f| f.severity >= Severity::Warn);
+    assert!(!warned, "{:#?}", verdict.findings);
+    assert_eq!(verdict.outcome, Outcome::Pass);
+}
+
 #[test]
 fn the_time_floor_follows_a_short_traces_scale() {
     let noise = Policy::default().noise;

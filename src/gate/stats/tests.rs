@@ -104,6 +104,25 @@ fn the_same_seed_gives_the_same_interval() {
     assert_eq!(fallback, a);
 }
 
+/// Two samples a side are enough to resample (the interval may still be
+/// too wide to support a confidence, which is another rule's).
+#[test]
+fn two_samples_a_side_are_resampled() {
+    for (baseline, candidate) in [
+        (&[10.0, 11.0][..], &[12.0, 13.0][..]),
+        (&[10.0, 11.0][..], &[12.0, 13.0, 12.5][..]),
+        (&[10.0, 11.0, 10.5][..], &[12.0, 13.0][..]),
+    ] {
+        let estimate = ratio_of_medians_ci(baseline, candidate, 0.95, 1000, 1);
+        assert_eq!(
+            estimate.resampling,
+            Resampling::Independent,
+            "{baseline:?} {candidate:?}"
+        );
+        assert!(!estimate.replicates.is_empty());
+    }
+}
+
 #[test]
 fn one_sample_on_a_side_gives_no_interval() {
     let estimate = ratio_of_medians_ci(&[10.0], &[12.0, 13.0, 11.0], 0.95, 1000, 1);

@@ -800,3 +800,58 @@ fn an_op_slower_in_several_shapes_counts_its_own_shapes() {
         "no op of the example was judged over its shapes"
     );
 }
+
+/// Across platforms, each ratio finding names the ratio the hardware model
+/// gave its row and where it came from.
+#[cfg_attr(
+    not(tracegate_corpus),
+    ignore = "needs ../shared/corpus: run scripts/fetch-corpus"
+)]
+#[test]
+fn a_cross_platform_finding_names_its_rows_expected_ratio() {
+    use crate::gate::snapshot::tests::corpus_snapshot;
+    let h100 = corpus_snapshot("tracelens/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz");
+    let mi300 = corpus_snapshot("tracelens/mi300/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz");
+    let catalog = crate::analysis::hardware::builtin_catalog();
+    let hardware = |s: &Snapshot| s.fingerprint.catalog_hardware(&catalog);
+    let (b, c) = (hardware(&h100), hardware(&mi300));
+    let options = CompareOptions {
+        baseline_hardware: b.clone(),
+        candidate_hardware: c.clone(),
+        ..CompareOptions::default()
+    };
+    let comparison = compare(std::slice::from_ref(&h100), &mi300, &options);
+    let expected: Vec<(String, String)> = comparison
+        .ops
+        .iter()
+        .filter_map(|op| {
+            let ratio = op.expected?.ratio;
+            Some((op.candidate.key.name.clone(), format!("{ratio:.2}")))
+        })
+        .collect();
+    let verdict = judge(
+        &[Workload::Compared {
+            comparison,
+            candidate: &mi300,
+            baseline_hardware: b,
+            candidate_hardware: c,
+        }],
+        &Policy::default(),
+    );
+    let mut named = 0;
+    for finding in &verdict.findings {
+        if !finding.message.contains("the hardware explains") {
+            continue;
+        }
+        let op = finding.op.as_ref().expect("a row's finding");
+        let matches = expected.iter().any(|(name, ratio)| {
+            name == &op.name
+                && finding
+                    .message
+                    .contains(&format!("than the {ratio} the hardware explains (roofline"))
+        });
+        assert!(matches, "{}", finding.message);
+        named += 1;
+    }
+    assert!(named > 0, "{:#?}", verdict.findings);
+}

@@ -17,7 +17,9 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 
-use super::raw::{EventKey as Key, LooseF64, LooseId, PYTHON_FRAME, RawArgs, RawEvent, RawTrackId};
+use super::raw::{
+    EventKey as Key, LooseF64, LooseId, RawArgs, RawEvent, RawTrackId, SeenKeys, reads_args,
+};
 
 /// The event at the start of `bytes` and its length, or `None` when it is
 /// not one the fast path reads (serde_json then parses it).
@@ -29,17 +31,14 @@ pub(crate) fn event(bytes: &[u8]) -> Option<(RawEvent<'_>, usize)> {
     if cursor.byte(b'}').is_some() {
         return Some((event, cursor.at));
     }
-    let mut seen = 0u16;
+    let mut seen = SeenKeys::default();
     loop {
         let key = cursor.key()?;
         cursor.white_space();
         cursor.byte(b':')?;
         cursor.white_space();
-        if let Some(bit) = key.bit() {
-            if seen & bit != 0 {
-                return None;
-            }
-            seen |= bit;
+        if !seen.first(key) {
+            return None;
         }
         match key {
             Key::Ph => event.ph = Some(Cow::Borrowed(cursor.string()?)),
@@ -50,7 +49,7 @@ pub(crate) fn event(bytes: &[u8]) -> Option<(RawEvent<'_>, usize)> {
             Key::Ts => event.ts = Some(LooseF64(cursor.float()?)),
             Key::Dur => event.dur = Some(LooseF64(cursor.float()?)),
             Key::Id => event.id = Some(LooseId(Some(cursor.id()?))),
-            Key::Args if event.cat.as_deref() == Some(PYTHON_FRAME) => {
+            Key::Args if !reads_args(&event) => {
                 cursor.serde::<IgnoredAny>()?;
             }
             Key::Args => event.args = cursor.serde::<Option<Box<RawArgs>>>()?,

@@ -33,7 +33,7 @@ pub(crate) struct RawEvent<'a> {
 /// `with_stack=True` are about half such frames, so their `args` are
 /// skipped unparsed when the category comes first, as the profiler writes
 /// it (about a tenth of loading such a trace).
-pub(crate) const PYTHON_FRAME: &str = "python_function";
+const PYTHON_FRAME: &str = "python_function";
 
 /// An event's keys; [`EventKey::Other`] for any the stages do not read.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -67,13 +67,6 @@ impl EventKey {
         }
     }
 
-    /// The key's bit in the set of keys seen (a key given twice is an
-    /// error, as with serde's derive); `None` for [`EventKey::Other`],
-    /// which may repeat.
-    pub fn bit(self) -> Option<u16> {
-        (self != EventKey::Other).then(|| 1 << self as u16)
-    }
-
     fn name(self) -> &'static str {
         match self {
             EventKey::Ph => "ph",
@@ -88,6 +81,30 @@ impl EventKey {
             EventKey::Other => "",
         }
     }
+}
+
+/// The keys of one event read so far: a key given twice is an error, as
+/// with serde's derive ([`EventKey::Other`] may repeat).
+#[derive(Default)]
+pub(crate) struct SeenKeys(u16);
+
+impl SeenKeys {
+    /// Records `key`; false when it was seen before.
+    pub fn first(&mut self, key: EventKey) -> bool {
+        if key == EventKey::Other {
+            return true;
+        }
+        let bit = 1 << key as u16;
+        let first = self.0 & bit == 0;
+        self.0 |= bit;
+        first
+    }
+}
+
+/// Whether an event's `args` are read: a Python frame's are not
+/// ([`PYTHON_FRAME`]), when its category came before them.
+pub(crate) fn reads_args(event: &RawEvent) -> bool {
+    event.cat.as_deref() != Some(PYTHON_FRAME)
 }
 
 impl<'de> Deserialize<'de> for EventKey {
@@ -116,13 +133,10 @@ impl<'de: 'a, 'a> Deserialize<'de> for RawEvent<'a> {
             }
             fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
                 let mut event = RawEvent::default();
-                let mut seen = 0u16;
+                let mut seen = SeenKeys::default();
                 while let Some(key) = map.next_key::<EventKey>()? {
-                    if let Some(bit) = key.bit() {
-                        if seen & bit != 0 {
-                            return Err(de::Error::duplicate_field(key.name()));
-                        }
-                        seen |= bit;
+                    if !seen.first(key) {
+                        return Err(de::Error::duplicate_field(key.name()));
                     }
                     match key {
                         EventKey::Ph => event.ph = map.next_value()?,
@@ -133,7 +147,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for RawEvent<'a> {
                         EventKey::Ts => event.ts = map.next_value()?,
                         EventKey::Dur => event.dur = map.next_value()?,
                         EventKey::Id => event.id = map.next_value()?,
-                        EventKey::Args if event.cat.as_deref() == Some(PYTHON_FRAME) => {
+                        EventKey::Args if !reads_args(&event) => {
                             map.next_value::<de::IgnoredAny>()?;
                         }
                         EventKey::Args => event.args = map.next_value()?,

@@ -25,19 +25,9 @@ pub fn snapshot_of_input(
     options: &AnalysisOptions,
     read: &ReadOptions,
 ) -> Result<Snapshot, Error> {
-    // Before anything reads it: a FIFO would block, /dev/zero never end.
-    trace::check_file_type(path, &read.limits)?;
-    let is_snapshot = snapshot::is_snapshot(path)
-        .map_err(|e| Error(format!("{}: cannot read: {e}", path.display())))?;
-    if is_snapshot {
-        return Snapshot::load_path(path).map_err(|e| Error(e.to_string()));
-    }
-    match snapshot_of_trace(path, capture, options, read) {
-        Ok(snapshot) => Ok(snapshot),
-        // A snapshot re-saved with its keys reordered is not recognised
-        // from its first kilobyte; it is still a snapshot.
-        Err(failure) => Snapshot::load_path(path).map_err(|_| failure),
-    }
+    snapshot_or_trace(path, read, || {
+        snapshot_of_trace(path, capture, options, read)
+    })
 }
 
 /// One rank's part of a rank set: what [`snapshot_of_input`] gives once
@@ -51,31 +41,38 @@ pub fn rank_part_of_input(
     options: &AnalysisOptions,
     read: &ReadOptions,
 ) -> Result<Snapshot, Error> {
+    let snapshot = snapshot_or_trace(path, read, || {
+        let trace = load_with_progress(path, read)?;
+        let part = rank_part(&trace, path, options);
+        if !part.kernels.is_empty() {
+            return Ok(Snapshot::of_rank(part));
+        }
+        let hash = sha256_of(path)?;
+        snapshot_of_loaded(&trace, hash, part, None, options, read)
+    })?;
+    Ok(snapshot.without_rows())
+}
+
+/// The snapshot at `path` when its content says it is one, else what
+/// `of_trace` reads there.
+fn snapshot_or_trace(
+    path: &Path,
+    read: &ReadOptions,
+    of_trace: impl FnOnce() -> Result<Snapshot, Error>,
+) -> Result<Snapshot, Error> {
+    // Before anything reads it: a FIFO would block, /dev/zero never end.
     trace::check_file_type(path, &read.limits)?;
-    let as_snapshot = || {
-        Snapshot::load_path(path)
-            .map(Snapshot::without_rows)
-            .map_err(|e| Error(e.to_string()))
-    };
     let is_snapshot = snapshot::is_snapshot(path)
         .map_err(|e| Error(format!("{}: cannot read: {e}", path.display())))?;
     if is_snapshot {
-        return as_snapshot();
+        return Snapshot::load_path(path).map_err(|e| Error(e.to_string()));
     }
-    let trace = match load_with_progress(path, read) {
-        Ok(trace) => trace,
-        Err(failure) => return as_snapshot().map_err(|_| failure),
-    };
-    let part = rank_part(&trace, path, options);
-    if !part.kernels.is_empty() {
-        return Ok(Snapshot::of_rank(part));
+    match of_trace() {
+        Ok(snapshot) => Ok(snapshot),
+        // A snapshot re-saved with its keys reordered is not recognised
+        // from its first kilobyte; it is still a snapshot.
+        Err(failure) => Snapshot::load_path(path).map_err(|_| failure),
     }
-    let (sha256, bytes) = snapshot::sha256_file(path)
-        .map_err(|e| Error(format!("{}: cannot read: {e}", path.display())))?;
-    let tree = link::link(&trace);
-    let profile = analyse::analyse_with(&trace, &tree, options);
-    let snapshot = Snapshot::from_profile(&profile, sha256, bytes);
-    Ok(snapshot.without_rows())
 }
 
 /// Loads, links and analyses a trace, attributing its graph replays to the
@@ -88,15 +85,25 @@ pub fn profile_of_trace(
     read: &ReadOptions,
 ) -> Result<(Trace, Profile), Error> {
     let trace = load_with_progress(path, read)?;
-    let tree = link::link(&trace);
+    let profile = profile_of_loaded(&trace, capture, options, read)?;
+    Ok((trace, profile))
+}
+
+/// [`profile_of_trace`] of a trace already loaded.
+fn profile_of_loaded(
+    trace: &Trace,
+    capture: Option<&Path>,
+    options: &AnalysisOptions,
+    read: &ReadOptions,
+) -> Result<Profile, Error> {
+    let tree = link::link(trace);
     let Some(capture_path) = capture else {
-        let profile = analyse::analyse_with(&trace, &tree, options);
-        return Ok((trace, profile));
+        return Ok(analyse::analyse_with(trace, &tree, options));
     };
     trace::check_file_type(capture_path, &read.limits)?;
     let listed = capture_files(capture_path)?;
     let mut loaded = Vec::new();
-    for index in graph::wanted(&trace, &listed.files) {
+    for index in graph::wanted(trace, &listed.files) {
         let file = &listed.files[index];
         trace::check_file_type(&file.path, &read.limits)?;
         let capture = load_with_progress(&file.path, read)?;
@@ -107,7 +114,7 @@ pub fn profile_of_trace(
         .iter()
         .map(|(capture, tree, file)| Capture::listed(capture, tree, file))
         .collect();
-    let mut profile = analyse::analyse_with_captures(&trace, &tree, options, &captures);
+    let mut profile = analyse::analyse_with_captures(trace, &tree, options, &captures);
     if let Some(merge) = profile
         .graph_replay
         .as_mut()
@@ -115,7 +122,7 @@ pub fn profile_of_trace(
     {
         merge.notes.extend(listed.notes);
     }
-    Ok((trace, profile))
+    Ok(profile)
 }
 
 /// Loads, links and analyses a trace (with its capture trace, when given)
@@ -127,12 +134,31 @@ pub fn snapshot_of_trace(
     read: &ReadOptions,
 ) -> Result<Snapshot, Error> {
     trace::check_file_type(path, &read.limits)?;
-    let (sha256, bytes) = snapshot::sha256_file(path)
-        .map_err(|e| Error(format!("{}: cannot read: {e}", path.display())))?;
-    let (trace, profile) = profile_of_trace(path, capture, options, read)?;
+    let hash = sha256_of(path)?;
+    let trace = load_with_progress(path, read)?;
+    let part = rank_part(&trace, path, options);
+    snapshot_of_loaded(&trace, hash, part, capture, options, read)
+}
+
+/// The file's SHA-256 and size, as a snapshot records them.
+fn sha256_of(path: &Path) -> Result<(String, u64), Error> {
+    snapshot::sha256_file(path).map_err(|e| Error(format!("{}: cannot read: {e}", path.display())))
+}
+
+/// [`snapshot_of_trace`] of a trace already loaded, whose file hashed to
+/// `(sha256, bytes)` and whose rank's communication is `part`.
+fn snapshot_of_loaded(
+    trace: &Trace,
+    (sha256, bytes): (String, u64),
+    part: RankSnapshot,
+    capture: Option<&Path>,
+    options: &AnalysisOptions,
+    read: &ReadOptions,
+) -> Result<Snapshot, Error> {
+    let profile = profile_of_loaded(trace, capture, options, read)?;
     let mut snapshot = Snapshot::from_profile(&profile, sha256, bytes);
     snapshot.fingerprint.pytorch_version = snapshot::pytorch_version(&trace.metadata);
-    Ok(snapshot.with_rank(rank_part(&trace, path, options)))
+    Ok(snapshot.with_rank(part))
 }
 
 /// The rank's communication: its kernels as the rank-set analysis reads

@@ -324,6 +324,16 @@ fn hand_made_graph_replay_gates_slowdowns_renames_and_missing_kernels() {
     let gate = check(&base, &renamed_trace, &[]);
     assert_one_kernel_selection(&gate, "norm_k", "norm_k_v2");
     assert_eq!(gate.report["outcome"], "pass");
+    // The renamed kernel's own rows (norm_k missing, norm_k_v2 new) left the
+    // lists for the graph's finding; a note says so, counting them.
+    let notes = gate.report["workloads"][0]["notes"].to_string();
+    assert!(
+        notes.contains("its 1 new, 1 missing and 0 re-paired row(s) are part of that"),
+        "{notes}"
+    );
+    // Slowing a kernel changes no row's kernels: no such note.
+    let notes = check(&base, &slow, &[]).report["workloads"][0]["notes"].to_string();
+    assert!(!notes.contains("re-paired row(s)"), "{notes}");
 
     let empty = write_json(&dir, "empty.json", &without_replayed_work(&trace));
     let gate = check(&base, &empty, &[]);

@@ -33,6 +33,11 @@ fn verdict_under(baseline: &Snapshot, candidate: &Snapshot, policy: &Policy) -> 
         candidate,
         &CompareOptions::default(),
     );
+    verdict_of_comparison(comparison, candidate, policy)
+}
+
+/// The verdict on one comparison of one platform, as `check` judges a pair.
+fn verdict_of_comparison(comparison: Comparison, candidate: &Snapshot, policy: &Policy) -> Verdict {
     judge(
         &[Workload::Compared {
             comparison,
@@ -854,4 +859,78 @@ fn a_cross_platform_finding_names_its_rows_expected_ratio() {
         named += 1;
     }
     assert!(named > 0, "{:#?}", verdict.findings);
+}
+
+/// A shape confidently slower per call whose time did not change (fewer
+/// calls, each slower) adds nothing to its op's grouped slowdown: the group
+/// counts only the shapes whose time rose.
+#[test]
+fn a_shape_slower_per_call_but_not_in_time_stays_out_of_its_ops_group() {
+    let snapshot = example();
+    let with_three_steps = |name: &str| -> Vec<usize> {
+        (0..snapshot.ops.len())
+            .filter(|&i| snapshot.ops[i].name == name && snapshot.ops[i].step_us.len() == 3)
+            .collect()
+    };
+    let mut rows = snapshot
+        .ops
+        .iter()
+        .map(|op| with_three_steps(&op.name))
+        .find(|rows| rows.len() >= 3)
+        .expect("an op of the example with three shapes in every step");
+    // The two smallest shapes slow down; the largest stays.
+    rows.sort_by(|&a, &b| {
+        snapshot.ops[a]
+            .direct
+            .sum
+            .total_cmp(&snapshot.ops[b].direct.sum)
+    });
+    let rows = [rows[0], rows[1], rows[rows.len() - 1]];
+    let name = snapshot.ops[rows[0]].name.clone();
+    let grouped = |verdict: &Verdict| -> Option<String> {
+        verdict
+            .findings
+            .iter()
+            .map(|f| f.message.clone())
+            .find(|m| m.starts_with(&format!("{name} is slower in ")))
+    };
+    // Two shapes slower by a factor that leaves each under the impact
+    // minimum and the two together above it.
+    let candidate = [1.08, 1.12, 1.2, 1.3, 1.5]
+        .into_iter()
+        .map(|factor| {
+            rows[..2].iter().fold(snapshot.clone(), |copy, &index| {
+                scaled(&copy, index, factor, [factor; 3])
+            })
+        })
+        .find(|candidate| grouped(&verdict_of(&snapshot, candidate)).is_some())
+        .expect("a factor that groups the two shapes");
+    let mut comparison = compare(
+        std::slice::from_ref(&snapshot),
+        &candidate,
+        &CompareOptions::default(),
+    );
+    let row_of = |comparison: &Comparison, index: usize| {
+        let key = &snapshot.ops[index];
+        comparison
+            .ops
+            .iter()
+            .position(|op| {
+                op.candidate.key.name == key.name && op.candidate.key.input_dims == key.input_dims
+            })
+            .expect("a matched row")
+    };
+    let (slowed, unchanged) = (row_of(&comparison, rows[0]), row_of(&comparison, rows[2]));
+    let slower = comparison.ops[slowed].clone();
+    let still = &mut comparison.ops[unchanged];
+    still.estimate = slower.estimate;
+    still.noise = slower.noise;
+    still.impact_us = 0.0;
+    still.impact_percent = 0.0;
+    let verdict = verdict_of_comparison(comparison, &candidate, &Policy::default());
+    let message = grouped(&verdict).expect("the two shapes still grouped");
+    assert!(
+        message.starts_with(&format!("{name} is slower in 2 of its ")),
+        "{message}"
+    );
 }

@@ -929,3 +929,50 @@ fn kernels_added_beyond_the_limit_are_summarised() {
     let within = kernel_diff(&baseline, &names(&["a", "x", "b"])).expect("differs");
     assert!(!within.contains("summarised"), "{within}");
 }
+
+/// A row the candidate calls more often per step is compared per call: its
+/// per-step times are not comparable. Called as often, it is compared per
+/// step.
+#[test]
+fn a_row_called_more_often_per_step_is_compared_per_call() {
+    let (profile, sha, bytes) = crate::gate::snapshot::tests::example_profile();
+    let baseline = Snapshot::from_profile(&profile, sha, bytes);
+    // 3 calls over 3 steps, then 6: both leave no remainder by 3, so only
+    // the calls per step (the quotient) tell the two apart.
+    let index = baseline
+        .ops
+        .iter()
+        .position(|op| {
+            op.step_us.len() == 3
+                && op.direct.count == 3
+                && op.samples_us.len() == 3
+                && op.graph.is_none()
+        })
+        .expect("a row of the example called once in each of three steps");
+    let mut candidate = baseline.clone();
+    let op = &mut candidate.ops[index];
+    op.samples_us = op.samples_us.repeat(2);
+    op.direct = Stats::of(&op.samples_us);
+    for (_, us) in &mut op.step_us {
+        *us *= 2.0;
+    }
+    let basis = |comparison: &Comparison| {
+        let key = &baseline.ops[index];
+        comparison
+            .ops
+            .iter()
+            .find(|op| {
+                op.baseline.key.name == key.name && op.baseline.key.input_dims == key.input_dims
+            })
+            .map(|op| op.samples_basis)
+            .expect("the row is matched")
+    };
+    assert_eq!(
+        basis(&compare_one(&baseline, &candidate)),
+        SamplesBasis::Invocations
+    );
+    assert_eq!(
+        basis(&compare_one(&baseline, &baseline)),
+        SamplesBasis::Steps
+    );
+}

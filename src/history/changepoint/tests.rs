@@ -104,6 +104,29 @@ fn a_step_below_the_minimum_change_does_not_count() {
     assert_eq!(detect(&values, &strict).label, ChangeLabel::Regression);
 }
 
+/// The minimum is the smallest step that counts: a step of exactly that
+/// size is one.
+#[test]
+fn a_step_of_exactly_the_minimum_change_counts() {
+    // 1000 → 1250 µs: a step of 25% exactly in binary floating point.
+    for at in [10, 15, 20] {
+        let values = series(30, at, 0.25, 0.0, 5);
+        let at_minimum = ChangeOptions {
+            min_change_percent: 25.0,
+            ..ChangeOptions::default()
+        };
+        let found = detect(&values, &at_minimum);
+        assert_eq!(found.label, ChangeLabel::Regression, "{found:#?}");
+        assert_eq!(found.steps.len(), 1, "{found:#?}");
+        assert_eq!(found.steps[0].change_percent, 25.0);
+        let above = ChangeOptions {
+            min_change_percent: 25.0 + 1e-9,
+            ..at_minimum
+        };
+        assert_eq!(detect(&values, &above).label, ChangeLabel::NoChange);
+    }
+}
+
 #[test]
 fn too_few_runs_or_a_bad_value_is_insufficient_data() {
     let options = ChangeOptions::default();

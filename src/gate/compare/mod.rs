@@ -108,7 +108,7 @@ mod phase_ops;
 mod phases;
 mod rows;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 mod timeline;
 mod totals;
 

@@ -10,8 +10,8 @@ use crate::analysis::ops::stats::Stats;
 use crate::analysis::perf_model::dtype::Dtype;
 use crate::analysis::profile::Profile;
 use crate::analysis::profile::{Coverage, OpModel};
-use crate::gate::snapshot::OpKey;
 use crate::gate::snapshot::tests::{corpus_profile, corpus_snapshot};
+use crate::gate::snapshot::{OpKey, OpSnapshot};
 use crate::gate::stats;
 use crate::gate::stats::SplitMix64;
 
@@ -45,6 +45,16 @@ fn jittered(profile: &Profile, seed: u64, scale_row: Option<(usize, f64)>) -> Pr
 
 fn snapshot_of(profile: &Profile) -> Snapshot {
     Snapshot::from_profile(profile, "0".repeat(64), 0)
+}
+
+/// The index of the matched row of `comparison` whose key is `op`'s.
+pub(crate) fn matched_row(comparison: &Comparison, op: &OpSnapshot) -> usize {
+    let key = op.key();
+    comparison
+        .ops
+        .iter()
+        .position(|row| row.candidate.key == key)
+        .unwrap_or_else(|| panic!("{} {} is not matched", key.name, key.input_dims))
 }
 
 fn compare_one(baseline: &Snapshot, candidate: &Snapshot) -> Comparison {
@@ -957,15 +967,7 @@ fn a_row_called_more_often_per_step_is_compared_per_call() {
         *us *= 2.0;
     }
     let basis = |comparison: &Comparison| {
-        let key = &baseline.ops[index];
-        comparison
-            .ops
-            .iter()
-            .find(|op| {
-                op.baseline.key.name == key.name && op.baseline.key.input_dims == key.input_dims
-            })
-            .map(|op| op.samples_basis)
-            .expect("the row is matched")
+        comparison.ops[matched_row(comparison, &baseline.ops[index])].samples_basis
     };
     assert_eq!(
         basis(&compare_one(&baseline, &candidate)),

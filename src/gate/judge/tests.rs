@@ -8,6 +8,7 @@
 
 use super::*;
 use crate::analysis::ops::stats::Stats;
+use crate::gate::compare::tests::matched_row;
 use crate::gate::compare::{CompareOptions, compare};
 use crate::gate::snapshot::tests::example_profile;
 use crate::gate::stats::IntervalKind;
@@ -910,17 +911,10 @@ fn a_shape_slower_per_call_but_not_in_time_stays_out_of_its_ops_group() {
         &candidate,
         &CompareOptions::default(),
     );
-    let row_of = |comparison: &Comparison, index: usize| {
-        let key = &snapshot.ops[index];
-        comparison
-            .ops
-            .iter()
-            .position(|op| {
-                op.candidate.key.name == key.name && op.candidate.key.input_dims == key.input_dims
-            })
-            .expect("a matched row")
-    };
-    let (slowed, unchanged) = (row_of(&comparison, rows[0]), row_of(&comparison, rows[2]));
+    let (slowed, unchanged) = (
+        matched_row(&comparison, &snapshot.ops[rows[0]]),
+        matched_row(&comparison, &snapshot.ops[rows[2]]),
+    );
     let slower = comparison.ops[slowed].clone();
     let still = &mut comparison.ops[unchanged];
     still.estimate = slower.estimate;

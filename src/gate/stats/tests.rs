@@ -131,6 +131,16 @@ fn one_sample_on_a_side_gives_no_interval() {
     assert!(!estimate.has_interval());
     assert_eq!(estimate.resampling, Resampling::None);
     assert_eq!(estimate.p_value_above(1.0), None);
+    // Either side: one candidate call is no sample to resample either.
+    let estimate = ratio_of_medians_ci(&[10.0, 11.0, 9.0], &[12.0], 0.95, 1000, 1);
+    assert!((estimate.ratio - 1.2).abs() < 1e-12);
+    assert_eq!(estimate.interval, None);
+    assert_eq!(estimate.resampling, Resampling::None);
+    assert!(estimate.replicates.is_empty());
+    // No resamples asked for: none made, with samples enough on both sides.
+    let estimate = ratio_of_medians_ci(&[10.0, 11.0, 9.0], &[12.0, 13.0], 0.95, 0, 1);
+    assert_eq!(estimate.interval, None);
+    assert_eq!(estimate.resampling, Resampling::None);
     assert!(ratio_of_medians_ci(&[], &[1.0], 0.95, 10, 1).ratio.is_nan());
 }
 

@@ -864,7 +864,8 @@ fn a_cross_platform_finding_names_its_rows_expected_ratio() {
 
 /// A shape confidently slower per call whose time did not change (fewer
 /// calls, each slower) adds nothing to its op's grouped slowdown: the group
-/// counts only the shapes whose time rose.
+/// counts only the shapes whose time rose. The group's Δ is its rows'
+/// median, its times their sums.
 #[test]
 fn a_shape_slower_per_call_but_not_in_time_stays_out_of_its_ops_group() {
     let snapshot = example();
@@ -888,24 +889,54 @@ fn a_shape_slower_per_call_but_not_in_time_stays_out_of_its_ops_group() {
     });
     let rows = [rows[0], rows[1], rows[rows.len() - 1]];
     let name = snapshot.ops[rows[0]].name.clone();
-    let grouped = |verdict: &Verdict| -> Option<String> {
+    let grouped = |verdict: &Verdict| -> Option<Finding> {
         verdict
             .findings
             .iter()
-            .map(|f| f.message.clone())
-            .find(|m| m.starts_with(&format!("{name} is slower in ")))
+            .find(|f| f.message.starts_with(&format!("{name} is slower in ")))
+            .cloned()
     };
     // Two shapes slower by a factor that leaves each under the impact
     // minimum and the two together above it.
-    let candidate = [1.08, 1.12, 1.2, 1.3, 1.5]
+    let (factor, candidate) = [1.08, 1.12, 1.2, 1.3, 1.5]
         .into_iter()
         .map(|factor| {
-            rows[..2].iter().fold(snapshot.clone(), |copy, &index| {
+            let candidate = rows[..2].iter().fold(snapshot.clone(), |copy, &index| {
                 scaled(&copy, index, factor, [factor; 3])
-            })
+            });
+            (factor, candidate)
         })
-        .find(|candidate| grouped(&verdict_of(&snapshot, candidate)).is_some())
+        .find(|(_, candidate)| grouped(&verdict_of(&snapshot, candidate)).is_some())
         .expect("a factor that groups the two shapes");
+    // The group's figures: its rows' median Δ (both ×factor) and summed
+    // times, as its message says.
+    let group = grouped(&verdict_of(&snapshot, &candidate)).expect("grouped");
+    let delta = group.delta_percent.expect("a Δ");
+    assert!(
+        (delta - (factor - 1.0) * 100.0).abs() < 1e-9,
+        "{delta} at ×{factor}"
+    );
+    assert!(
+        group.message.contains(&format!("(median {delta:+.1}%")),
+        "{}",
+        group.message
+    );
+    let (before, after) = (
+        group.baseline.expect("baseline"),
+        group.candidate.expect("candidate"),
+    );
+    assert!(
+        (after / before - factor).abs() < 1e-9,
+        "{before} → {after} at ×{factor}"
+    );
+    let impact = group.impact_percent.expect("an impact");
+    assert!(
+        group
+            .message
+            .contains(&format!("{impact:+.2}% of total GPU time together")),
+        "{}",
+        group.message
+    );
     let mut comparison = compare(
         std::slice::from_ref(&snapshot),
         &candidate,
@@ -922,7 +953,9 @@ fn a_shape_slower_per_call_but_not_in_time_stays_out_of_its_ops_group() {
     still.impact_us = 0.0;
     still.impact_percent = 0.0;
     let verdict = verdict_of_comparison(comparison, &candidate, &Policy::default());
-    let message = grouped(&verdict).expect("the two shapes still grouped");
+    let message = grouped(&verdict)
+        .expect("the two shapes still grouped")
+        .message;
     assert!(
         message.starts_with(&format!("{name} is slower in 2 of its ")),
         "{message}"

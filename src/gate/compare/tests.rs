@@ -978,3 +978,37 @@ fn a_row_called_more_often_per_step_is_compared_per_call() {
         SamplesBasis::Steps
     );
 }
+
+/// Without module paths, a changed shape pairs with its op's one missing
+/// row only when each side has exactly one unpaired row of that op; with
+/// two candidates for the pairing it stays new and missing.
+#[test]
+fn changed_shapes_without_call_sites_pair_only_when_unambiguous() {
+    let (profile, sha, bytes) = crate::gate::snapshot::tests::example_profile();
+    let snapshot = Snapshot::from_profile(&profile, sha, bytes);
+    let index = (0..snapshot.ops.len())
+        .find(|&i| {
+            let op = &snapshot.ops[i];
+            op.module_path.is_none()
+                && snapshot.ops.iter().filter(|o| o.name == op.name).count() == 1
+        })
+        .expect("an op of the example with one row and no module path");
+    let name = snapshot.ops[index].name.clone();
+    let mut candidate = snapshot.clone();
+    candidate.ops[index].input_dims.push_str(" [changed]");
+    let comparison = compare_one(&snapshot, &candidate);
+    assert_eq!(comparison.shape_changed.len(), 1, "{name}");
+    assert_eq!(
+        comparison.shape_changed[0].baseline.key,
+        snapshot.ops[index].key()
+    );
+    assert!(comparison.new_ops.is_empty() && comparison.missing_ops.is_empty());
+
+    let mut second = candidate.ops[index].clone();
+    second.input_dims.push_str(" [again]");
+    candidate.ops.push(second);
+    let comparison = compare_one(&snapshot, &candidate);
+    assert!(comparison.shape_changed.is_empty(), "{name}");
+    assert_eq!(comparison.new_ops.len(), 2);
+    assert_eq!(comparison.missing_ops.len(), 1);
+}

@@ -961,3 +961,37 @@ fn a_shape_slower_per_call_but_not_in_time_stays_out_of_its_ops_group() {
         "{message}"
     );
 }
+
+/// A pass whose only failing finding was accepted says so in its headline;
+/// a pass with nothing to report says there are no regressions.
+#[test]
+fn the_headline_of_a_pass_names_its_accepted_findings() {
+    let baseline = example();
+    let index = row_with_share(&baseline, 3.0, 100.0);
+    let candidate = scaled(&baseline, index, 1.3, [1.3; 3]);
+    let name = baseline.ops[index].name.clone();
+    let mut policy = Policy::default();
+    policy
+        .accept
+        .push(crate::gate::policy::Accept::from_arg(&name, "#12").expect("an accept entry"));
+    let verdict = verdict_under(&baseline, &candidate, &policy);
+    assert_eq!(verdict.outcome, Outcome::Pass, "{:#?}", verdict.findings);
+    let accepted = verdict.counts.accepted;
+    assert!(accepted > 0, "{:#?}", verdict.findings);
+    let plural = if accepted == 1 { "" } else { "s" };
+    assert!(
+        verdict.headline.starts_with(&format!(
+            "☑️ tracegate: passed with {accepted} accepted finding{plural}: "
+        )) && verdict.headline.contains(&name),
+        "{}",
+        verdict.headline
+    );
+    let unchanged = verdict_of(&baseline, &baseline);
+    assert!(
+        unchanged
+            .headline
+            .starts_with("✅ tracegate: no regressions ("),
+        "{}",
+        unchanged.headline
+    );
+}

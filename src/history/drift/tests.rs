@@ -198,6 +198,20 @@ fn an_op_drifting_alone_is_named_and_the_others_are_not() {
     assert_eq!(drift.steps.len(), 5);
     let finding = drift.finding(Severity::Warn);
     assert_eq!(finding.kind, FindingKind::Regression);
+    // The finding carries the drift's figures, per step, as the comment
+    // and report.json show them.
+    assert_eq!(finding.baseline, Some(drift.reference_us));
+    assert_eq!(finding.candidate, Some(drift.candidate_us));
+    assert_eq!(finding.delta_percent, Some(drift.total_percent));
+    assert_eq!(finding.limit, Some(10.0));
+    assert_eq!(finding.impact_percent, Some(drift.impact_percent));
+    assert_eq!(
+        finding.priority,
+        FindingPriority::of_impact(drift.impact_percent)
+    );
+    assert_eq!(finding.unit, "µs");
+    assert_eq!(finding.statistics.per, Some(Per::Step));
+    assert_eq!(finding.statistics.limit_unit.as_deref(), Some("%"));
     // The finding is the op's: the comment's row, `accept` and the replay
     // selection read its name there, not in the message.
     assert_eq!(finding.op, drift.op);

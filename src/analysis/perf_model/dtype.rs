@@ -311,6 +311,20 @@ mod tests {
             Dtype::promote_with_scalar(Dtype::I64, Dtype::I64),
             Dtype::I64
         );
+        // An integral tensor keeps its width against an integral number
+        // (torch: int32 tensor + 1 is int32); only bool widens, to int64.
+        assert_eq!(
+            Dtype::promote_with_scalar(Dtype::I32, Dtype::I64),
+            Dtype::I32
+        );
+        assert_eq!(
+            Dtype::promote_with_scalar(Dtype::Bool, Dtype::I64),
+            Dtype::I64
+        );
+        assert_eq!(
+            Dtype::promote_with_scalar(Dtype::Bool, Dtype::Bool),
+            Dtype::Bool
+        );
     }
 
     #[test]

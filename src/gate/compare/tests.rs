@@ -10,7 +10,7 @@ use crate::analysis::ops::stats::Stats;
 use crate::analysis::perf_model::dtype::Dtype;
 use crate::analysis::profile::Profile;
 use crate::analysis::profile::{Coverage, OpModel};
-use crate::gate::snapshot::tests::{corpus_profile, corpus_snapshot};
+use crate::gate::snapshot::tests::{corpus_profile, corpus_snapshot, example_snapshot};
 use crate::gate::snapshot::{OpKey, OpSnapshot};
 use crate::gate::stats;
 use crate::gate::stats::SplitMix64;
@@ -729,12 +729,6 @@ fn a_kernel_some_calls_of_a_row_launch_is_judged_on_its_own_launches() {
     );
 }
 
-/// The example snapshot (three profiled steps).
-fn example_snapshot() -> Snapshot {
-    let (profile, sha, bytes) = crate::gate::snapshot::tests::example_profile();
-    Snapshot::from_profile(&profile, sha, bytes)
-}
-
 /// Where both sides have steps, a timeline row is the steps' sum: time the
 /// run spent between its steps moves no row. Where the candidate has none,
 /// both sides are their runs' timelines.
@@ -945,8 +939,7 @@ fn kernels_added_beyond_the_limit_are_summarised() {
 /// step.
 #[test]
 fn a_row_called_more_often_per_step_is_compared_per_call() {
-    let (profile, sha, bytes) = crate::gate::snapshot::tests::example_profile();
-    let baseline = Snapshot::from_profile(&profile, sha, bytes);
+    let baseline = example_snapshot();
     // 3 calls over 3 steps, then 6: both leave no remainder by 3, so only
     // the calls per step (the quotient) tell the two apart.
     let index = baseline
@@ -984,8 +977,7 @@ fn a_row_called_more_often_per_step_is_compared_per_call() {
 /// two candidates for the pairing it stays new and missing.
 #[test]
 fn changed_shapes_without_call_sites_pair_only_when_unambiguous() {
-    let (profile, sha, bytes) = crate::gate::snapshot::tests::example_profile();
-    let snapshot = Snapshot::from_profile(&profile, sha, bytes);
+    let snapshot = example_snapshot();
     let index = (0..snapshot.ops.len())
         .find(|&i| {
             let op = &snapshot.ops[i];

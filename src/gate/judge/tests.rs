@@ -10,16 +10,11 @@ use super::*;
 use crate::analysis::ops::stats::Stats;
 use crate::gate::compare::tests::matched_row;
 use crate::gate::compare::{CompareOptions, compare};
-use crate::gate::snapshot::tests::example_profile;
+use crate::gate::snapshot::tests::example_snapshot;
 use crate::gate::stats::IntervalKind;
 use crate::gate::verdict::{Finding, NoiseSource, Per, SingleSampleNoise};
 
 mod properties;
-
-fn example() -> Snapshot {
-    let (profile, sha, bytes) = example_profile();
-    Snapshot::from_profile(&profile, sha, bytes)
-}
 
 /// The verdict of `candidate` against `baseline` under the default policy,
 /// as `check` judges one pair.
@@ -69,6 +64,14 @@ fn row_with_share(snapshot: &Snapshot, low: f64, high: f64) -> usize {
         .unwrap_or_else(|| panic!("no row holds {low}–{high}% of the example's GPU time"))
 }
 
+/// The indices of `name`'s rows that run in all three of the example's
+/// steps.
+fn rows_in_every_step(snapshot: &Snapshot, name: &str) -> Vec<usize> {
+    (0..snapshot.ops.len())
+        .filter(|&i| snapshot.ops[i].name == name && snapshot.ops[i].step_us.len() == 3)
+        .collect()
+}
+
 /// Row `index` with its calls ×`calls` and its steps ×`steps[i]`.
 fn scaled(snapshot: &Snapshot, index: usize, calls: f64, steps: [f64; 3]) -> Snapshot {
     let mut copy = snapshot.clone();
@@ -107,7 +110,7 @@ fn regression_on<'a>(verdict: &'a Verdict, snapshot: &Snapshot, index: usize) ->
 
 #[test]
 fn the_example_against_itself_has_no_finding_to_act_on() {
-    let baseline = example();
+    let baseline = example_snapshot();
     let verdict = verdict_of(&baseline, &baseline);
     assert_eq!(verdict.outcome, Outcome::Pass);
     assert!(
@@ -122,7 +125,7 @@ fn the_example_against_itself_has_no_finding_to_act_on() {
 
 #[test]
 fn three_steps_give_a_range_and_a_confident_slowdown_fails() {
-    let baseline = example();
+    let baseline = example_snapshot();
     let index = row_with_share(&baseline, 3.0, 100.0);
     let candidate = scaled(&baseline, index, 1.3, [1.3, 1.3, 1.3]);
     let verdict = verdict_of(&baseline, &candidate);
@@ -148,7 +151,7 @@ fn three_steps_give_a_range_and_a_confident_slowdown_fails() {
 
 #[test]
 fn steps_that_disagree_are_inconclusive_with_a_minimum_detectable_effect() {
-    let baseline = example();
+    let baseline = example_snapshot();
     let index = row_with_share(&baseline, 3.0, 100.0);
     // Two steps 30% slower, one 3%: the median says +30%, the range
     // reaches back to +3%, surely slower but not surely beyond 5%.
@@ -194,7 +197,7 @@ fn single(snapshot: &Snapshot, index: usize, factor: f64) -> Snapshot {
 
 #[test]
 fn one_sample_on_a_side_warns_and_says_why_without_a_noise_of_one_call() {
-    let baseline = example();
+    let baseline = example_snapshot();
     let index = row_with_share(&baseline, 3.0, 100.0);
     let (before, after) = (single(&baseline, index, 1.0), single(&baseline, index, 1.5));
     let mut policy = Policy::default();
@@ -217,7 +220,7 @@ fn one_sample_on_a_side_warns_and_says_why_without_a_noise_of_one_call() {
 
 #[test]
 fn one_sample_far_beyond_the_borrowed_noise_fails_and_says_whose_noise() {
-    let baseline = example();
+    let baseline = example_snapshot();
     let index = row_with_share(&baseline, 3.0, 100.0);
     let before = single(&baseline, index, 1.0);
     let comparison = compare(
@@ -301,7 +304,7 @@ fn prior_only(sigma_percent: f64) -> Policy {
 
 #[test]
 fn one_sample_beyond_the_prior_noise_fails_and_says_it_was_assumed() {
-    let baseline = example();
+    let baseline = example_snapshot();
     let index = row_with_share(&baseline, 3.0, 100.0);
     let before = single(&baseline, index, 1.0);
     let policy = prior_only(3.0);
@@ -349,7 +352,7 @@ fn one_sample_beyond_the_prior_noise_fails_and_says_it_was_assumed() {
 
 #[test]
 fn borrowed_noise_comes_before_the_prior_and_is_named() {
-    let baseline = example();
+    let baseline = example_snapshot();
     let index = row_with_share(&baseline, 3.0, 100.0);
     let before = single(&baseline, index, 1.0);
     // A prior so wide nothing fails under it: the borrowed noise decides.
@@ -368,7 +371,7 @@ fn borrowed_noise_comes_before_the_prior_and_is_named() {
 
 #[test]
 fn a_fifth_slower_op_with_a_material_share_warns_below_the_impact_minimum() {
-    let baseline = example();
+    let baseline = example_snapshot();
     // ×1.2 of 0.6–1.4% adds 0.12–0.28%: below the 0.3% minimum.
     let index = row_with_share(&baseline, 0.6, 1.4);
     let candidate = scaled(&baseline, index, 1.2, [1.2, 1.2, 1.2]);
@@ -389,7 +392,7 @@ fn a_fifth_slower_op_with_a_material_share_warns_below_the_impact_minimum() {
 /// slowdown adding less than the minimum is no warning.
 #[test]
 fn a_fifth_slower_op_below_the_material_share_is_not_warned() {
-    let baseline = example();
+    let baseline = example_snapshot();
     // ×1.2 of 0.05–0.5% adds at most 0.1%, and the row holds under 0.6%.
     let index = row_with_share(&baseline, 0.05, 0.5);
     let candidate = scaled(&baseline, index, 1.2, [1.2, 1.2, 1.2]);
@@ -436,7 +439,7 @@ fn the_noise_of_one_call_is_its_floor_for_long_calls_and_the_jitter_over_short_o
 
 #[test]
 fn a_short_call_is_judged_against_its_jitter_and_says_so() {
-    let baseline = example();
+    let baseline = example_snapshot();
     let index = row_with_share(&baseline, 3.0, 100.0);
     let before = single(&baseline, index, 1.0);
     // Jitter 10% of the call: ×1.3 is within 5% + 3 × √2 × 10% (×1.605).
@@ -483,7 +486,7 @@ fn a_short_call_is_judged_against_its_jitter_and_says_so() {
 
 #[test]
 fn an_unconfirmed_single_sample_warns_under_its_knob_and_below_the_impact_minimum() {
-    let baseline = example();
+    let baseline = example_snapshot();
     let index = row_with_share(&baseline, 3.0, 100.0);
     let before = single(&baseline, index, 1.0);
     let mut policy = jitter_of(&baseline, index, 10.0);
@@ -512,7 +515,7 @@ fn an_unconfirmed_single_sample_warns_under_its_knob_and_below_the_impact_minimu
 
 #[test]
 fn an_unconfirmed_single_sample_is_named_before_the_timeline() {
-    let baseline = example();
+    let baseline = example_snapshot();
     let index = row_with_share(&baseline, 3.0, 100.0);
     let before = single(&baseline, index, 1.0);
     let policy = jitter_of(&baseline, index, 10.0);
@@ -555,7 +558,7 @@ fn renamed_ops(snapshot: &Snapshot) -> Snapshot {
 
 #[test]
 fn sides_with_too_little_work_in_common_are_different_workloads_and_nothing_else() {
-    let baseline = example();
+    let baseline = example_snapshot();
     let verdict = verdict_of(&baseline, &renamed_ops(&baseline));
     assert_eq!(verdict.outcome, Outcome::DifferentWorkloads);
     assert_eq!(verdict.outcome.exit_code(), 2);
@@ -628,7 +631,7 @@ fn guard_of(baseline: &Snapshot, candidate: &Snapshot, policy: &Policy) -> Optio
 /// step fails.
 #[test]
 fn idle_time_within_the_hosts_noise_is_reported_not_judged() {
-    let example = example();
+    let example = example_snapshot();
     let baseline = idler(&example, 5.0 * example.steps[0].timeline.total_time);
     let idle_us = baseline.steps[0].timeline.idle_time;
     let policy = Policy::default();
@@ -675,7 +678,7 @@ fn idle_time_within_the_hosts_noise_is_reported_not_judged() {
 /// baseline's GPU time.
 #[test]
 fn the_end_to_end_finding_carries_the_figures_it_judged() {
-    let baseline = example();
+    let baseline = example_snapshot();
     let mut policy = Policy::default();
     policy.end_to_end.idle_noise_percent = None;
     let candidate = idler(&baseline, 0.2 * baseline.steps[0].timeline.total_time);
@@ -712,7 +715,7 @@ fn the_end_to_end_finding_carries_the_figures_it_judged() {
 /// not the step's: a candidate longer only there has no end-to-end finding.
 #[test]
 fn time_between_steps_is_not_the_steps() {
-    let baseline = example();
+    let baseline = example_snapshot();
     let mut candidate = baseline.clone();
     let added = baseline.timeline.total_time;
     candidate.timeline.idle_time += added;
@@ -729,7 +732,7 @@ fn time_between_steps_is_not_the_steps() {
 
 #[test]
 fn a_longer_step_fails_once_saying_where_the_time_went() {
-    let baseline = example();
+    let baseline = example_snapshot();
     let step_us = baseline.steps[0].timeline.total_time;
     // A fifth of the step is within 200% of the example's idle time, the
     // host's noise (`idle_time_within_the_hosts_noise_is_reported_…`): off.
@@ -766,15 +769,13 @@ fn a_longer_step_fails_once_saying_where_the_time_went() {
 /// workload's other rows.
 #[test]
 fn an_op_slower_in_several_shapes_counts_its_own_shapes() {
-    let snapshot = example();
+    let snapshot = example_snapshot();
     let mut names: Vec<&str> = snapshot.ops.iter().map(|op| op.name.as_str()).collect();
     names.sort_unstable();
     names.dedup();
     let mut grouped = 0;
     for name in names {
-        let rows: Vec<usize> = (0..snapshot.ops.len())
-            .filter(|&i| snapshot.ops[i].name == name && snapshot.ops[i].step_us.len() == 3)
-            .collect();
+        let rows = rows_in_every_step(&snapshot, name);
         if rows.len() < 2 {
             continue;
         }
@@ -868,16 +869,11 @@ fn a_cross_platform_finding_names_its_rows_expected_ratio() {
 /// median, its times their sums.
 #[test]
 fn a_shape_slower_per_call_but_not_in_time_stays_out_of_its_ops_group() {
-    let snapshot = example();
-    let with_three_steps = |name: &str| -> Vec<usize> {
-        (0..snapshot.ops.len())
-            .filter(|&i| snapshot.ops[i].name == name && snapshot.ops[i].step_us.len() == 3)
-            .collect()
-    };
+    let snapshot = example_snapshot();
     let mut rows = snapshot
         .ops
         .iter()
-        .map(|op| with_three_steps(&op.name))
+        .map(|op| rows_in_every_step(&snapshot, &op.name))
         .find(|rows| rows.len() >= 3)
         .expect("an op of the example with three shapes in every step");
     // The two smallest shapes slow down; the largest stays.
@@ -898,19 +894,18 @@ fn a_shape_slower_per_call_but_not_in_time_stays_out_of_its_ops_group() {
     };
     // Two shapes slower by a factor that leaves each under the impact
     // minimum and the two together above it.
-    let (factor, candidate) = [1.08, 1.12, 1.2, 1.3, 1.5]
+    let (factor, candidate, group) = [1.08, 1.12, 1.2, 1.3, 1.5]
         .into_iter()
-        .map(|factor| {
+        .find_map(|factor| {
             let candidate = rows[..2].iter().fold(snapshot.clone(), |copy, &index| {
                 scaled(&copy, index, factor, [factor; 3])
             });
-            (factor, candidate)
+            let group = grouped(&verdict_of(&snapshot, &candidate))?;
+            Some((factor, candidate, group))
         })
-        .find(|(_, candidate)| grouped(&verdict_of(&snapshot, candidate)).is_some())
         .expect("a factor that groups the two shapes");
     // The group's figures: its rows' median Δ (both ×factor) and summed
     // times, as its message says.
-    let group = grouped(&verdict_of(&snapshot, &candidate)).expect("grouped");
     let delta = group.delta_percent.expect("a Δ");
     assert!(
         (delta - (factor - 1.0) * 100.0).abs() < 1e-9,
@@ -966,7 +961,7 @@ fn a_shape_slower_per_call_but_not_in_time_stays_out_of_its_ops_group() {
 /// a pass with nothing to report says there are no regressions.
 #[test]
 fn the_headline_of_a_pass_names_its_accepted_findings() {
-    let baseline = example();
+    let baseline = example_snapshot();
     let index = row_with_share(&baseline, 3.0, 100.0);
     let candidate = scaled(&baseline, index, 1.3, [1.3; 3]);
     let name = baseline.ops[index].name.clone();

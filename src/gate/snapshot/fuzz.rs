@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use proptest::prelude::*;
 use serde_json::Value;
 
-use super::tests::{example_profile, fuzz_config};
+use super::tests::{example_snapshot, fuzz_config};
 use super::*;
 
 /// The longest one read (and round trip) of `bytes` may take: a watchdog
@@ -31,8 +31,7 @@ fn bound(bytes: &[u8]) -> Duration {
 fn original() -> &'static (Snapshot, Value) {
     static ORIGINAL: OnceLock<(Snapshot, Value)> = OnceLock::new();
     ORIGINAL.get_or_init(|| {
-        let (profile, sha, bytes) = example_profile();
-        let snapshot = Snapshot::from_profile(&profile, sha, bytes);
+        let snapshot = example_snapshot();
         let json = serde_json::to_value(&snapshot).expect("a snapshot serialises");
         (snapshot, json)
     })

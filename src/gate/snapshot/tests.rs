@@ -672,6 +672,12 @@ pub(crate) fn fuzz_config(default: u32) -> proptest::test_runner::Config {
     proptest::test_runner::Config::with_cases(cases.unwrap_or(default))
 }
 
+/// The snapshot of `examples/baseline.json.gz` (three profiled steps).
+pub(crate) fn example_snapshot() -> Snapshot {
+    let (profile, sha, bytes) = example_profile();
+    Snapshot::from_profile(&profile, sha, bytes)
+}
+
 /// The analysed profile of `examples/baseline.json.gz`, with its SHA-256
 /// and size (the example is in the repository, so no test skips).
 pub(crate) fn example_profile() -> (Profile, String, u64) {

@@ -8,7 +8,7 @@ use super::*;
 use crate::analysis::ops::stats::Stats;
 use crate::analysis::timeline::Breakdown;
 use crate::gate::judge::tests::verdict_of;
-use crate::gate::snapshot::tests::{corpus_snapshot, example_profile};
+use crate::gate::snapshot::tests::{corpus_snapshot, example_snapshot};
 use crate::gate::verdict::Outcome;
 use crate::history::entry::Origin;
 
@@ -160,8 +160,7 @@ fn scale_stats(stats: &mut Stats, factor: f64) {
 
 #[test]
 fn an_op_drifting_alone_is_named_and_the_others_are_not() {
-    let (profile, sha, bytes) = example_profile();
-    let example = Snapshot::from_profile(&profile, sha, bytes);
+    let example = example_snapshot();
     let times = op_times_per_step(&example);
     let busy = example.timeline.busy_time / example.steps.len().max(1) as f64;
     let (top, _) = times

@@ -92,7 +92,7 @@ fn false_discovery_control_drops_rows_whose_adjusted_p_value_fails() {
 fn bundled(file: &'static str) -> Snapshot {
     static CANDIDATE: OnceLock<Snapshot> = OnceLock::new();
     if file == "baseline.json.gz" {
-        return example();
+        return example_snapshot();
     }
     assert_eq!(file, "candidate.json.gz");
     CANDIDATE
@@ -166,7 +166,7 @@ fn the_improvement_limit_is_the_reciprocal_of_the_regression_limit() {
     // other way (×1/1.22 = ×0.820, faster than 1/1.2 = 0.833 but not than
     // 2 − 1.2 = 0.8) an improvement: the limits are symmetric in log terms.
     let policy = with_threshold(20.0);
-    let baseline = example();
+    let baseline = example_snapshot();
     let index = row_with_share(&baseline, 3.0, 100.0);
     let slower = scaled(&baseline, index, 1.22, [1.22; 3]);
     let forward = verdict_under(&baseline, &slower, &policy);
@@ -192,7 +192,7 @@ fn the_improvement_limit_is_the_reciprocal_of_the_regression_limit() {
 fn the_time_floor_holds_back_a_row_only_when_both_sides_are_below_it() {
     // A row far below the floor in the baseline that grows far beyond it
     // in the candidate is judged: the floor is on the larger side.
-    let baseline = example();
+    let baseline = example_snapshot();
     let policy = Policy::default();
     let busy = baseline.timeline.busy_time;
     let floor = policy.noise.min_time_for(busy);

@@ -11,7 +11,7 @@ use crate::analysis::perf_model::dtype::Dtype;
 use crate::analysis::profile::Profile;
 use crate::analysis::profile::{Coverage, OpModel};
 use crate::gate::snapshot::tests::{corpus_profile, corpus_snapshot, example_snapshot};
-use crate::gate::snapshot::{OpKey, OpSnapshot};
+use crate::gate::snapshot::{KernelSamples, OpKey, OpSnapshot};
 use crate::gate::stats;
 use crate::gate::stats::SplitMix64;
 
@@ -969,6 +969,47 @@ fn a_row_called_more_often_per_step_is_compared_per_call() {
     assert_eq!(
         basis(&compare_one(&baseline, &baseline)),
         SamplesBasis::Steps
+    );
+}
+
+/// A row compared per step holds every kernel's time in its steps already:
+/// it has no kernel parts even where both sides record its kernels'
+/// launches; the same row compared per call has them.
+#[test]
+fn only_rows_compared_per_call_have_kernel_parts() {
+    let mut snapshot = example_snapshot();
+    let index = snapshot
+        .ops
+        .iter()
+        .position(|op| op.step_us.len() >= 2 && op.graph.is_none() && op.direct.count >= 2)
+        .expect("a row of the example in several steps, outside a graph");
+    let op = &mut snapshot.ops[index];
+    op.kernel_samples_us = ["gemm_a", "gemm_b"]
+        .iter()
+        .map(|name| KernelSamples {
+            name: name.to_string(),
+            launches: op.direct.count,
+            total_us: op.direct.sum / 2.0,
+            samples_us: op.samples_us.iter().map(|us| us / 2.0).collect(),
+        })
+        .collect();
+    let parts_of_the_row = |snapshot: &Snapshot| {
+        let comparison = compare_one(snapshot, snapshot);
+        let row = &comparison.ops[matched_row(&comparison, &snapshot.ops[index])];
+        let key = &row.baseline.key;
+        let parts = comparison
+            .kernel_parts
+            .iter()
+            .filter(|p| p.comparison.baseline.key == *key)
+            .count();
+        (row.samples_basis, parts)
+    };
+    assert_eq!(parts_of_the_row(&snapshot), (SamplesBasis::Steps, 0));
+    let mut without_steps = snapshot.clone();
+    without_steps.ops[index].step_us.clear();
+    assert_eq!(
+        parts_of_the_row(&without_steps),
+        (SamplesBasis::Invocations, 2)
     );
 }
 

@@ -240,6 +240,18 @@ mod tests {
         let merged = set(&[(5.0, 7.0), (0.0, 2.0), (1.0, 3.0), (3.0, 4.0), (9.0, 9.0)]);
         assert_eq!(merged, set(&[(0.0, 4.0), (5.0, 7.0)]));
         assert_eq!(merged.len(), 6.0);
+        assert!(!merged.is_empty());
+    }
+
+    /// Empty and inverted intervals cover nothing: a set of only those is
+    /// empty, as is what a set leaves of itself.
+    #[test]
+    fn a_set_of_empty_intervals_is_empty() {
+        let nothing = set(&[(3.0, 3.0), (5.0, 4.0)]);
+        assert!(nothing.is_empty());
+        assert_eq!(nothing.len(), 0.0);
+        let some = set(&[(0.0, 4.0)]);
+        assert!(some.subtract(&some).is_empty());
     }
 
     #[test]

@@ -263,6 +263,9 @@ mod tests {
             a.intersect(&b),
             set(&[(2.0, 3.0), (8.0, 10.0), (20.0, 22.0), (29.0, 30.0)])
         );
+        // A cut ending where the interval ends leaves no empty remainder.
+        let cut_to_the_end = set(&[(0.0, 10.0)]).subtract(&set(&[(5.0, 10.0)]));
+        assert_eq!(cut_to_the_end.intervals(), set(&[(0.0, 5.0)]).intervals());
     }
 
     #[test]
@@ -396,6 +399,7 @@ mod tests {
             prop_assert!((covered - merged.len()).abs() < 1e-9);
             prop_assert_eq!(merged.intervals().is_empty(), merged.is_empty());
             prop_assert!(merged.intervals().iter().all(|i| !i.is_empty()));
+            prop_assert!(a.subtract(&b).intervals().iter().all(|i| !i.is_empty()));
             for window in merged.intervals().windows(2) {
                 prop_assert!(window[0].end < window[1].start);
             }

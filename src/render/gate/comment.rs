@@ -142,6 +142,11 @@ fn fit<F: Fn(&str) -> bool>(
                 break;
             }
             detail.diffs = 0;
+            // Every flagged row may fit once the diffs are gone; the
+            // search below only tries fewer.
+            if let Some(text) = attempt(&detail)? {
+                return Ok(text);
+            }
         }
         let with = |flagged: usize| Detail { flagged, ..detail };
         let Some(mut best) = attempt(&with(0))? else {

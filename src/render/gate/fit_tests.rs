@@ -1,7 +1,7 @@
 //! Fitting the comment to GitHub's limit: counted in UTF-16 units (what
 //! GitHub counts), and keeping as many flagged rows as fit, not fewer.
 
-use super::comment::COMMENT_LIMIT;
+use super::comment::{COMMENT_LIMIT, KEPT_DIFFS};
 use super::template::{COMMENT_FILE, COMMENT_TEMPLATE, load_template};
 use super::tests::{finding, verdict};
 use super::view::{Detail, Prepared};
@@ -116,4 +116,98 @@ fn the_minimal_comment_counts_inconclusive_and_accepted_lines_only_when_there_ar
         text.contains("**0** failing · **1** inconclusive"),
         "{text}"
     );
+}
+
+/// The comment of `v` rendered with `detail` of its full detail, and that
+/// full detail.
+fn rendered(v: &Verdict, detail: impl Fn(Detail) -> Detail) -> (Detail, String) {
+    let prepared = Prepared::new(v, None);
+    let start = Detail {
+        diffs: prepared.diffs.len(),
+        info: prepared.info.len(),
+        flagged: prepared.flagged.len(),
+    };
+    let template = load_template(None, COMMENT_FILE, COMMENT_TEMPLATE).unwrap();
+    let body = template
+        .render(prepared.context(&start, &detail(start)))
+        .unwrap();
+    (start, format!("{}\n{body}", comment_marker("default")))
+}
+
+/// Each reduction is tried on its own before a flagged row is left out: a
+/// comment that fits once its kernel diffs are cut to [`KEPT_DIFFS`] keeps
+/// every info and flagged row; one that fits once its info rows are left
+/// out keeps every flagged row.
+#[test]
+fn each_reduction_is_tried_alone_before_flagged_rows_are_left_out() {
+    let long = "very_long_kernel_name_".repeat(60);
+    let mut findings: Vec<Finding> = (0..40)
+        .map(|i| {
+            let name = format!("aten::op_{i}");
+            let impact = 1.0 + f64::from(i);
+            let mut f = finding(&name, Severity::Warn, FindingKind::KernelSelection, impact);
+            f.kernel_diff = Some(format!("-{long}_a\n+{long}_b\n"));
+            f
+        })
+        .collect();
+    findings.push(finding(
+        "aten::add",
+        Severity::Info,
+        FindingKind::Regression,
+        0.1,
+    ));
+    let diffs = verdict(findings);
+    let (start, everything) = rendered(&diffs, |d| d);
+    assert!(start.diffs > KEPT_DIFFS && start.info > 0, "{start:?}");
+    assert!(utf16_len(&everything) > COMMENT_LIMIT);
+    let (_, five_diffs) = rendered(&diffs, |d| Detail {
+        diffs: KEPT_DIFFS,
+        ..d
+    });
+    assert!(utf16_len(&five_diffs) <= COMMENT_LIMIT);
+    assert_eq!(render_comment(&diffs, "default", None).unwrap(), five_diffs);
+
+    let mut findings: Vec<Finding> = (0..3)
+        .map(|i| {
+            let name = format!("aten::op_{i}");
+            finding(&name, Severity::Fail, FindingKind::Regression, 5.0)
+        })
+        .collect();
+    findings.extend((0..2_000).map(|i| {
+        let name = format!("aten::info_{i}_{long}");
+        finding(&name, Severity::Info, FindingKind::Regression, 0.1)
+    }));
+    let info = verdict(findings);
+    let (start, everything) = rendered(&info, |d| d);
+    assert!(start.diffs <= KEPT_DIFFS && start.flagged == 3, "{start:?}");
+    assert!(utf16_len(&everything) > COMMENT_LIMIT);
+    let (_, no_info) = rendered(&info, |d| Detail { info: 0, ..d });
+    assert_eq!(render_comment(&info, "default", None).unwrap(), no_info);
+}
+
+/// Kernel diffs too long to fit even five of them (here a template
+/// writing each at length) are dropped, and then every flagged row that
+/// fits is kept: all of them when all fit.
+#[test]
+fn diffs_too_long_to_keep_are_dropped_and_every_flagged_row_kept() {
+    let findings: Vec<Finding> = (0..6)
+        .map(|i| {
+            let name = format!("aten::op_{i}");
+            let impact = 1.0 + f64::from(i);
+            let mut f = finding(&name, Severity::Warn, FindingKind::KernelSelection, impact);
+            f.kernel_diff = Some("-kernel_a\n+kernel_b\n".to_string());
+            f
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join(COMMENT_FILE),
+        "{% for f in flagged %}[{{ f.op }}]{% endfor %}\n\
+         {% for d in kernel_diffs %}{% for i in range(14000) %}x{% endfor %}{% endfor %}",
+    )
+    .unwrap();
+    let text = render_comment(&verdict(findings), "default", Some(dir.path())).unwrap();
+    assert!(utf16_len(&text) <= COMMENT_LIMIT);
+    assert!(!text.contains('x'), "the diffs are dropped");
+    assert_eq!(text.matches("[aten::op").count(), 6, "{text}");
 }

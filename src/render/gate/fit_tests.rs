@@ -166,6 +166,9 @@ fn each_reduction_is_tried_alone_before_flagged_rows_are_left_out() {
     });
     assert!(utf16_len(&five_diffs) <= COMMENT_LIMIT);
     assert_eq!(render_comment(&diffs, "default", None).unwrap(), five_diffs);
+    // The note says what was left out, and nothing else.
+    assert!(five_diffs.contains("35 of 40 kernel-selection diffs"));
+    assert!(!five_diffs.contains("info lines") && !five_diffs.contains("flagged lines"));
 
     let mut findings: Vec<Finding> = (0..3)
         .map(|i| {
@@ -183,6 +186,7 @@ fn each_reduction_is_tried_alone_before_flagged_rows_are_left_out() {
     assert!(utf16_len(&everything) > COMMENT_LIMIT);
     let (_, no_info) = rendered(&info, |d| Detail { info: 0, ..d });
     assert_eq!(render_comment(&info, "default", None).unwrap(), no_info);
+    assert!(no_info.contains("2000 info lines") && !no_info.contains("flagged lines"));
 }
 
 /// Kernel diffs too long to fit even five of them (here a template

@@ -6,7 +6,7 @@ use super::template::{COMMENT_FILE, COMMENT_TEMPLATE, load_template};
 use super::tests::{finding, verdict};
 use super::view::{Detail, Prepared};
 use super::*;
-use crate::gate::verdict::{Finding, FindingKind, Severity, Verdict};
+use crate::gate::verdict::{Acceptance, Finding, FindingKind, Severity, Verdict};
 
 /// Failing findings on ops named with `word` repeated, each with a long
 /// message, so that the comment has to drop flagged rows to fit.
@@ -116,6 +116,22 @@ fn the_minimal_comment_counts_inconclusive_and_accepted_lines_only_when_there_ar
         text.contains("**0** failing · **1** inconclusive"),
         "{text}"
     );
+    let mut waived = finding(
+        "aten::addmm",
+        Severity::Accepted,
+        FindingKind::Regression,
+        4.0,
+    );
+    waived.accepted = Some(Acceptance {
+        by: "--accept".to_string(),
+        matcher: "name=aten::addmm".to_string(),
+        reason: "a larger batch".to_string(),
+        severity: Severity::Fail,
+        expires: None,
+    });
+    let text = Prepared::new(&verdict(vec![waived]), None).minimal("");
+    assert!(text.contains("**0** failing · "), "{text}");
+    assert!(text.contains(" · 0 missing · 1 accepted\n"), "{text}");
 }
 
 /// The comment of `v` rendered with `detail` of its full detail, and that

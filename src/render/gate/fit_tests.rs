@@ -231,3 +231,26 @@ fn diffs_too_long_to_keep_are_dropped_and_every_flagged_row_kept() {
     assert!(!text.contains('x'), "the diffs are dropped");
     assert_eq!(text.matches("[aten::op").count(), 6, "{text}");
 }
+
+/// The first screen suggests one accept trailer for each failing line up
+/// to `MAX_SUGGESTED_TRAILERS` (five), and the generic advice for more.
+#[test]
+fn up_to_five_failing_lines_get_their_own_accept_trailers() {
+    let intended = |lines: usize| {
+        let findings: Vec<Finding> = (0..lines)
+            .map(|i| {
+                let name = format!("aten::op{i}");
+                finding(&name, Severity::Fail, FindingKind::Regression, 5.0)
+            })
+            .collect();
+        let text = render_comment(&verdict(findings), "default", None).unwrap();
+        let line = text
+            .lines()
+            .find(|l| l.contains("**Intended?**"))
+            .expect("the next step")
+            .to_string();
+        line.matches("`Tracegate-Accept: aten::op").count()
+    };
+    assert_eq!(intended(5), 5);
+    assert_eq!(intended(6), 0);
+}

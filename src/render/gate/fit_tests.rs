@@ -62,19 +62,9 @@ fn the_comment_keeps_as_many_flagged_rows_as_fit() {
     for word in ["slow", "🐢"] {
         let v = many_findings(600, word);
         let text = render_comment(&v, "default", None).unwrap();
-        let prepared = Prepared::new(&v, None);
-        let start = Detail {
-            diffs: prepared.diffs.len(),
-            info: prepared.info.len(),
-            flagged: prepared.flagged.len(),
-        };
+        let (start, _) = rendered(&v, |d| d);
         assert_eq!((start.diffs, start.info), (0, 0), "only flagged rows");
-        let template = load_template(None, COMMENT_FILE, COMMENT_TEMPLATE).unwrap();
-        let render = |flagged: usize| {
-            let detail = Detail { flagged, ..start };
-            let body = template.render(prepared.context(&start, &detail)).unwrap();
-            format!("{}\n{body}", comment_marker("default"))
-        };
+        let render = |flagged: usize| rendered(&v, |d| Detail { flagged, ..d }).1;
         let left_out = omitted_rows(&text, start.flagged);
         assert!(
             left_out > 0 && left_out < start.flagged,

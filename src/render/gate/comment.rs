@@ -51,11 +51,7 @@ pub fn render_comment_linked(
     artifact_url: Option<&str>,
 ) -> Result<String, TemplateError> {
     let prepared = Prepared::new(verdict, artifact_url);
-    let start = Detail {
-        diffs: prepared.diffs.len(),
-        info: prepared.info.len(),
-        flagged: prepared.flagged.len(),
-    };
+    let start = prepared.all_detail();
     let template = load_template(template_dir, COMMENT_FILE, COMMENT_TEMPLATE)?;
     let marker = comment_marker(key);
     fit(
@@ -79,8 +75,7 @@ pub fn render_summary(
     let prepared = Prepared::new(verdict, None);
     let start = Detail {
         diffs: 0,
-        info: prepared.info.len(),
-        flagged: prepared.flagged.len(),
+        ..prepared.all_detail()
     };
     let template = load_template(template_dir, SUMMARY_FILE, SUMMARY_TEMPLATE)?;
     fit(
@@ -142,17 +137,14 @@ fn fit<F: Fn(&str) -> bool>(
                 break;
             }
             detail.diffs = 0;
-            // Every flagged row may fit once the diffs are gone; the
-            // search below only tries fewer.
-            if let Some(text) = attempt(&detail)? {
-                return Ok(text);
-            }
         }
         let with = |flagged: usize| Detail { flagged, ..detail };
         let Some(mut best) = attempt(&with(0))? else {
             continue;
         };
-        let (mut low, mut high) = (0, detail.flagged);
+        // `low` rows fit; `high` rows do not: one past them all, since
+        // without the diffs every row may fit.
+        let (mut low, mut high) = (0, detail.flagged + 1);
         while high - low > 1 {
             let middle = low + (high - low) / 2;
             match attempt(&with(middle))? {

@@ -128,11 +128,7 @@ fn the_minimal_comment_counts_inconclusive_and_accepted_lines_only_when_there_ar
 /// full detail.
 fn rendered(v: &Verdict, detail: impl Fn(Detail) -> Detail) -> (Detail, String) {
     let prepared = Prepared::new(v, None);
-    let start = Detail {
-        diffs: prepared.diffs.len(),
-        info: prepared.info.len(),
-        flagged: prepared.flagged.len(),
-    };
+    let start = prepared.all_detail();
     let template = load_template(None, COMMENT_FILE, COMMENT_TEMPLATE).unwrap();
     let body = template
         .render(prepared.context(&start, &detail(start)))

@@ -179,6 +179,15 @@ impl Prepared {
         }
     }
 
+    /// Every diff, info row and flagged row: the most detail there is.
+    pub(super) fn all_detail(&self) -> Detail {
+        Detail {
+            diffs: self.diffs.len(),
+            info: self.info.len(),
+            flagged: self.flagged.len(),
+        }
+    }
+
     /// The template context for one level of detail, with the note on what
     /// `detail` leaves out compared with `start`.
     pub(super) fn context(&self, start: &Detail, detail: &Detail) -> Value {

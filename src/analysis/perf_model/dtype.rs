@@ -299,32 +299,23 @@ mod tests {
         assert_eq!(Dtype::promote(Dtype::Bf16, Dtype::F32), Dtype::F32);
         assert_eq!(Dtype::promote(Dtype::Bf16, Dtype::F16), Dtype::F32);
         assert_eq!(Dtype::promote(Dtype::I64, Dtype::Bf16), Dtype::Bf16);
-        assert_eq!(
-            Dtype::promote_with_scalar(Dtype::Bf16, Dtype::F64),
-            Dtype::Bf16
-        );
-        assert_eq!(
-            Dtype::promote_with_scalar(Dtype::I64, Dtype::F64),
-            Dtype::F32
-        );
-        assert_eq!(
-            Dtype::promote_with_scalar(Dtype::I64, Dtype::I64),
-            Dtype::I64
-        );
-        // An integral tensor keeps its width against an integral number
-        // (torch: int32 tensor + 1 is int32); only bool widens, to int64.
-        assert_eq!(
-            Dtype::promote_with_scalar(Dtype::I32, Dtype::I64),
-            Dtype::I32
-        );
-        assert_eq!(
-            Dtype::promote_with_scalar(Dtype::Bool, Dtype::I64),
-            Dtype::I64
-        );
-        assert_eq!(
-            Dtype::promote_with_scalar(Dtype::Bool, Dtype::Bool),
-            Dtype::Bool
-        );
+        // (tensor, scalar, result). An integral tensor keeps its width
+        // against an integral number (torch: int32 tensor + 1 is int32);
+        // only bool widens, to int64.
+        for (tensor, scalar, result) in [
+            (Dtype::Bf16, Dtype::F64, Dtype::Bf16),
+            (Dtype::I64, Dtype::F64, Dtype::F32),
+            (Dtype::I64, Dtype::I64, Dtype::I64),
+            (Dtype::I32, Dtype::I64, Dtype::I32),
+            (Dtype::Bool, Dtype::I64, Dtype::I64),
+            (Dtype::Bool, Dtype::Bool, Dtype::Bool),
+        ] {
+            assert_eq!(
+                Dtype::promote_with_scalar(tensor, scalar),
+                result,
+                "{tensor:?} with a {scalar:?} number"
+            );
+        }
     }
 
     #[test]

@@ -171,13 +171,6 @@ pub struct RatioInterval {
     pub high: f64,
 }
 
-impl RatioInterval {
-    /// Whether `value` lies in the closed interval.
-    pub fn contains(&self, value: f64) -> bool {
-        self.low <= value && value <= self.high
-    }
-}
-
 /// What the bounds of a ratio are ([`RatioEstimate::bounds`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -142,6 +142,24 @@ fn too_few_runs_or_a_bad_value_is_insufficient_data() {
     assert!(found.steps.is_empty() && found.noise_percent.is_none());
 }
 
+/// A step needs `confirm_runs` runs on each side, so a series shorter than
+/// twice that is too short whatever `min_runs` says.
+#[test]
+fn a_series_needs_two_confirmed_segments_whatever_min_runs_says() {
+    let options = ChangeOptions {
+        confirm_runs: 5,
+        min_runs: 2,
+        ..ChangeOptions::default()
+    };
+    let short = series(9, 5, 0.2, 0.0, 6);
+    assert_eq!(
+        detect(&short, &options).label,
+        ChangeLabel::InsufficientData
+    );
+    let long = series(10, 5, 0.2, 0.0, 6);
+    assert_eq!(detect(&long, &options).label, ChangeLabel::Regression);
+}
+
 #[test]
 fn constant_and_all_zero_series_have_no_step() {
     let options = ChangeOptions::default();

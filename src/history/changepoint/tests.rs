@@ -42,6 +42,9 @@ fn a_clean_step_up_is_a_regression_at_its_run() {
     assert!((step.change_percent - 4.0).abs() < 1e-9);
     assert!(step.confirmed);
     assert_eq!(found.label.as_str(), "regression");
+    // Without noise σ is floored at 1e-4 of the series' typical value.
+    let noise = found.noise_percent.expect("a non-zero series");
+    assert!((noise - MIN_NOISE_SHARE * 100.0).abs() < 1e-12, "{noise}");
 }
 
 #[test]
@@ -85,6 +88,12 @@ fn a_step_in_the_newest_runs_is_suspicious_until_confirmed() {
     let step = found.steps.last().expect("a step");
     assert_eq!(step.index, 22);
     assert!(!step.confirmed);
+    // The newest run alone at a new level, no step before it.
+    let values = series(24, 23, 0.06, 0.005, 4);
+    let found = detect(&values, &options);
+    assert_eq!(found.label, ChangeLabel::Suspicious, "{found:#?}");
+    assert_eq!(found.steps.len(), 1, "{found:#?}");
+    assert_eq!(found.steps[0].index, 23);
     // One more run at the new level confirms it.
     let values = series(25, 22, 0.06, 0.005, 4);
     let found = detect(&values, &options);
@@ -177,6 +186,13 @@ fn an_op_that_appears_is_an_infinite_regression() {
     assert_eq!(found.label, ChangeLabel::Regression);
     assert_eq!(found.steps[0].index, 8);
     assert_eq!(found.steps[0].change_percent, f64::INFINITY);
+    // Mostly zero runs (the typical value is 0) but noisy once it appears:
+    // the noise has no scale to be a percentage of.
+    let mut values = vec![0.0; 10];
+    values.extend(series(9, 0, 0.0, 0.01, 8));
+    let found = detect(&values, &ChangeOptions::default());
+    assert_eq!(found.label, ChangeLabel::Regression, "{found:#?}");
+    assert_eq!(found.noise_percent, None);
 }
 
 #[test]

@@ -270,6 +270,23 @@ fn the_noise_estimate_is_the_sigma_of_one_run() {
     }
 }
 
+/// A steady climb of 1% a run moves every difference alike: it is a trend,
+/// not run-to-run noise, so σ stays near the ±0.1% noise on top of it
+/// (0.058%) instead of the 0.7% the climb would add.
+#[test]
+fn a_steady_climb_is_not_noise() {
+    let noisy = series(30, 30, 0.0, 0.001, 3);
+    let values: Vec<f64> = noisy
+        .iter()
+        .enumerate()
+        .map(|(i, v)| v * (1.0 + 0.01 * i as f64))
+        .collect();
+    let noise = detect(&values, &ChangeOptions::default())
+        .noise_percent
+        .expect("a scale");
+    assert!(noise < 0.2, "{noise}%");
+}
+
 /// Σ (x − mean)² over `values` in units of σ², from its definition.
 fn squared_deviations(values: &[f64], sigma: f64) -> f64 {
     let mean = values.iter().sum::<f64>() / values.len() as f64;

@@ -76,7 +76,7 @@ fn a_clean_thirty_percent_shift_excludes_one_point_two() {
     assert!((independent.ratio - 1.3).abs() < 1e-12);
     let interval = independent.interval.expect("interval");
     assert!(
-        interval.low > 1.2 && interval.low < 1.3 && 1.3 < interval.high && interval.high < 1.45,
+        interval.low > 1.2 && (interval.low..=interval.high).contains(&1.3) && interval.high < 1.45,
         "{interval:?}"
     );
     // The 95% lower bound exceeds 1.2, so fewer than 2.5% of replicates lie at or below it.

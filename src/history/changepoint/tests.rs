@@ -101,6 +101,34 @@ fn a_step_in_the_newest_runs_is_suspicious_until_confirmed() {
     assert!(found.steps[0].confirmed);
 }
 
+/// A step in the newest runs is measured from a level of at least
+/// `confirm_runs` runs: right after a confirmed step of exactly that many
+/// runs, a further change in the newest run has no level of its own to
+/// step from, so the series is the confirmed step's regression.
+#[test]
+fn a_newest_run_step_needs_a_confirmed_level_before_it() {
+    // Runs after the first step (20% up), the newest then 25% further up:
+    // with three, the series is the first step's regression (at run 10,
+    // confirmed); with four, the newest run has a level to step from and
+    // is suspicious.
+    let cases = [
+        (3, ChangeLabel::Regression, 10),
+        (4, ChangeLabel::Suspicious, 13),
+    ];
+    for seed in 0..5 {
+        for (after, label, newest_step) in cases {
+            let mut values = series(10 + after, 10, 0.2, 0.002, seed);
+            values[9 + after] *= 1.25;
+            let found = detect(&values, &ChangeOptions::default());
+            assert_eq!(found.label, label, "seed {seed}, {after} after: {found:#?}");
+            assert_eq!(found.steps[0].index, 10, "seed {seed}: {found:#?}");
+            assert!(found.steps[0].confirmed, "seed {seed}: {found:#?}");
+            let newest = found.steps.last().map(|s| s.index);
+            assert_eq!(newest, Some(newest_step), "seed {seed}: {found:#?}");
+        }
+    }
+}
+
 #[test]
 fn a_step_below_the_minimum_change_does_not_count() {
     let values = series(30, 15, 0.01, 0.0, 5);
@@ -343,4 +371,35 @@ fn the_uncertainty_of_a_step_is_its_95_percent_likelihood_interval() {
     assert!(checked >= 30, "{checked} single steps");
     // The level matters: half the cut gives another interval on many series.
     assert!(narrower_at_half >= 5, "{narrower_at_half} of {checked}");
+}
+
+/// One step's place in a window: on an exact tie of fits PELT's place
+/// stands, and every plausible place keeps at least one run on each side
+/// (the window's first run is the previous change point, not a place for
+/// this one). Small integers at σ 1 keep every cost exact, so the tie is one.
+#[test]
+fn a_step_keeps_pelts_place_on_a_tie_and_a_run_on_each_side() {
+    let cost = Cost::new(&[0.0, 0.0, 0.0, 1.0, 2.0, 2.0, 2.0], 1.0);
+    // Splitting before or after the halfway run costs 0.75 either way.
+    assert_eq!(cost.of(0, 3) + cost.of(3, 7), cost.of(0, 4) + cost.of(4, 7));
+    assert_eq!(best_split(&cost, 0, 3, 7).0, 3);
+    assert_eq!(best_split(&cost, 0, 4, 7).0, 4);
+    // A weak step (the whole window fits within 3.84 of the best split):
+    // every place from the second run to the last is plausible.
+    let cost = Cost::new(&[5.0, 5.0, 5.0, 6.0, 6.0, 6.0], 1.0);
+    assert!(cost.of(0, 6) - (cost.of(0, 3) + cost.of(3, 6)) < LOCATION_CHI2_95);
+    assert_eq!(best_split(&cost, 0, 3, 6), (3, (1, 5)));
+    let mut rng = SplitMix64::new(9);
+    for _ in 0..200 {
+        let values: Vec<f64> = (0..12).map(|_| (rng.next_u64() % 4) as f64).collect();
+        let cost = Cost::new(&values, 1.0);
+        let start = (rng.next_u64() % 4) as usize;
+        let end = start + 2 + (rng.next_u64() % (11 - start as u64)) as usize;
+        let at = start + 1 + (rng.next_u64() % (end - start - 1) as u64) as usize;
+        let (index, (first, last)) = best_split(&cost, start, at, end);
+        assert!(
+            start < first && first <= index && index <= last && last < end,
+            "{values:?} {start}..{end} at {at}: {index} in {first}..={last}"
+        );
+    }
 }

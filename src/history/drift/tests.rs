@@ -138,6 +138,30 @@ fn the_finding_names_the_rule_the_total_and_every_commit() {
     assert_eq!(finding.statistics.per, Some(Per::Step));
     // 773 µs added to 11,000 µs of busy time per step: 7.0%.
     assert_eq!(finding.priority, FindingPriority::Critical);
+    assert_eq!(finding.metric, "computation_time_per_step");
+}
+
+/// The message names up to ten merges and counts the rest: ten are all
+/// named, twelve are ten named and "2 more".
+#[test]
+fn the_finding_lists_ten_merges_and_counts_the_others() {
+    for (merges, listed, more) in [
+        (10, 10, None),
+        (11, 10, Some("1 more")),
+        (12, 10, Some("2 more")),
+    ] {
+        let runs = fixture(1, merges);
+        let drift =
+            workload_drift(&runs[..merges], &runs[merges], &rule(merges, 5.0)).expect("drift");
+        let message = drift.finding(Severity::Fail).message;
+        let commits = message.matches("merge").count() - 1; // "the last N merges"
+        assert_eq!(commits, listed, "{message}");
+        let counted = message.trim_end_matches(')').rsplit(", ").next();
+        match more {
+            Some(more) => assert_eq!(counted, Some(more), "{message}"),
+            None => assert!(!message.contains(" more"), "{message}"),
+        }
+    }
 }
 
 /// The example snapshot with every row of `op` `factor` times slower.
@@ -197,6 +221,7 @@ fn an_op_drifting_alone_is_named_and_the_others_are_not() {
     assert_eq!(drift.steps.len(), 5);
     let finding = drift.finding(Severity::Warn);
     assert_eq!(finding.kind, FindingKind::Regression);
+    assert_eq!(finding.metric, "GPU time per step (all shapes)");
     // The finding carries the drift's figures, per step, as the comment
     // and report.json show them.
     assert_eq!(finding.baseline, Some(drift.reference_us));
@@ -218,6 +243,16 @@ fn an_op_drifting_alone_is_named_and_the_others_are_not() {
         finding.op.as_ref().map(|op| op.name.as_str()),
         Some(top.as_str())
     );
+    // It is the candidate's workload's, as the workload's own drift is.
+    assert_eq!(drift.workload, runs[5].0.workload);
+    assert!(!drift.workload.is_empty());
+    // Its category is its own row's (the comment groups rows by it).
+    let category = example
+        .ops
+        .iter()
+        .find(|op| &op.name == top)
+        .map(|op| op.category.as_str());
+    assert_eq!(drift.op.as_ref().map(|op| op.category.as_str()), category);
     assert!(
         finding
             .message
@@ -230,6 +265,10 @@ fn an_op_drifting_alone_is_named_and_the_others_are_not() {
         ..rule(5, 10.0)
     };
     assert!(op_drift(&runs[..5], &runs[5], &floor).is_empty());
+    // A candidate without a busy time gives no op a share to weigh.
+    let mut idle = runs[5].clone();
+    idle.0.busy_time_us = 0.0;
+    assert!(op_drift(&runs[..5], &idle, &rule(5, 10.0)).is_empty());
 }
 
 fn scale_breakdown(timeline: &mut Breakdown, factor: f64) {

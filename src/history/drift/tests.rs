@@ -440,6 +440,17 @@ fn the_noise_the_history_measured_raises_the_limit() {
     );
 }
 
+/// A run where the value is 0 (an op that one run did not call) has no
+/// change to or from it: the spread is measured on the other runs, and
+/// five merges of +1.5% still drift.
+#[test]
+fn a_run_without_the_value_is_left_out_of_the_spread() {
+    let mut runs = fixture(10, 5);
+    runs[4].computation_time_us = 0.0;
+    let drift = workload_drift(&runs[..14], &runs[14], &rule(5, 5.0)).expect("drift");
+    assert_eq!(drift.limit_percent, 5.0);
+}
+
 #[test]
 fn a_jump_in_one_merge_is_a_step_not_drift() {
     // Four flat merges, then one PR +21% (issue 23): one merge holds it all.

@@ -451,6 +451,23 @@ fn a_run_without_the_value_is_left_out_of_the_spread() {
     assert_eq!(drift.limit_percent, 5.0);
 }
 
+/// Three changes between runs measure a spread; two do not, and the
+/// policy's limit stands alone.
+#[test]
+fn three_changes_measure_the_spread_and_two_do_not() {
+    let history: Vec<EntryMeta> = [10_000.0, 10_600.0, 10_000.0, 10_600.0]
+        .iter()
+        .enumerate()
+        .map(|(i, &us)| entry(&format!("run{i}"), us))
+        .collect();
+    let candidate = entry("next", 14_000.0);
+    // ±6% from run to run: three times that spread is about 22%.
+    let drift = workload_drift(&history, &candidate, &rule(3, 5.0)).expect("+32%");
+    assert!((20.0..25.0).contains(&drift.limit_percent), "{drift:?}");
+    let drift = workload_drift(&history[1..], &candidate, &rule(3, 5.0)).expect("+32%");
+    assert_eq!(drift.limit_percent, 5.0);
+}
+
 #[test]
 fn a_jump_in_one_merge_is_a_step_not_drift() {
     // Four flat merges, then one PR +21% (issue 23): one merge holds it all.

@@ -292,8 +292,11 @@ fn drift_of(
             value_us: pair[1].value_us,
             delta_percent: if pair[0].value_us > 0.0 {
                 (pair[1].value_us / pair[0].value_us - 1.0) * 100.0
-            } else {
+            } else if pair[1].value_us > 0.0 {
                 f64::INFINITY
+            } else {
+                // Absent in both runs (an op neither called): no change.
+                0.0
             },
         })
         .collect();

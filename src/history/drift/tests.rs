@@ -468,6 +468,35 @@ fn three_changes_measure_the_spread_and_two_do_not() {
     assert_eq!(drift.limit_percent, 5.0);
 }
 
+/// A merge is measured from the run before it: from 0 (the value absent,
+/// an op not called) to any time it is an infinite change, from 0 to 0 no
+/// change, and only merges that grew the value add to the drift.
+#[test]
+fn a_merge_from_an_absent_value_is_measured_from_zero() {
+    let values = [10_000.0, 0.0, 0.0, 11_000.0, 11_500.0];
+    let history: Vec<EntryMeta> = values
+        .iter()
+        .enumerate()
+        .map(|(i, &us)| entry(&format!("run{i}"), us))
+        .collect();
+    let candidate = entry("next", 12_000.0);
+    let drift = workload_drift(&history, &candidate, &rule(5, 5.0)).expect("+20%");
+    let deltas: Vec<f64> = drift.steps.iter().map(|s| s.delta_percent).collect();
+    assert_eq!(deltas[..3], [-100.0, 0.0, f64::INFINITY], "{deltas:?}");
+    assert!(drift.finding(Severity::Fail).message.contains("run2 +0.0%"));
+}
+
+/// A reference run without a busy time (an entry that recorded none) gives
+/// the drift's own growth as its impact.
+#[test]
+fn without_the_references_busy_time_the_impact_is_the_growth() {
+    let mut runs = fixture(1, 5);
+    runs[0].busy_time_us = 0.0;
+    let drift = workload_drift(&runs[..5], &runs[5], &rule(5, 5.0)).expect("drift");
+    assert_eq!(drift.impact_percent, drift.total_percent);
+    assert!(drift.impact_percent.is_finite());
+}
+
 #[test]
 fn a_jump_in_one_merge_is_a_step_not_drift() {
     // Four flat merges, then one PR +21% (issue 23): one merge holds it all.

@@ -497,6 +497,31 @@ fn without_the_references_busy_time_the_impact_is_the_growth() {
     assert!(drift.impact_percent.is_finite());
 }
 
+/// `flat` runs at 10 ms, then one merge each of `deltas` (%), the last of
+/// them the candidate; the drift over those merges.
+fn drift_after(flat: usize, deltas: &[f64]) -> Option<Drift> {
+    let mut us = 10_000.0;
+    let mut runs: Vec<EntryMeta> = (0..flat).map(|i| entry(&format!("base{i}"), us)).collect();
+    for (k, delta) in deltas.iter().enumerate() {
+        us *= 1.0 + delta / 100.0;
+        runs.push(entry(&format!("merge{k}"), us));
+    }
+    let (history, candidate) = runs.split_at(runs.len() - 1);
+    workload_drift(history, &candidate[0], &rule(deltas.len(), 5.0))
+}
+
+/// A merge adds to a drift when it grew the value by at least half an even
+/// share of the whole (12% over five merges: 1.2%): a +1.5% merge beside a
+/// +10.3% one makes two, a drift; a +0.1% merge beside a +20% one adds
+/// nothing, so that one is a step.
+#[test]
+fn a_merge_adds_to_a_drift_from_half_an_even_share() {
+    let drift = drift_after(8, &[1.5, 10.3, 0.0, 0.0, 0.0]).expect("two merges add to it");
+    assert!((drift.total_percent - 11.95).abs() < 0.01, "{drift:?}");
+    assert_eq!(drift_after(8, &[1.0, 10.8, 0.0, 0.0, 0.0]), None);
+    assert_eq!(drift_after(8, &[0.1, 20.0, 0.0, 0.0, 0.0]), None);
+}
+
 #[test]
 fn a_jump_in_one_merge_is_a_step_not_drift() {
     // Four flat merges, then one PR +21% (issue 23): one merge holds it all.

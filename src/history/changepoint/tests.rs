@@ -403,3 +403,51 @@ fn a_step_keeps_pelts_place_on_a_tie_and_a_run_on_each_side() {
         );
     }
 }
+
+/// The newest-run step is the tail split that gains the most over the
+/// penalty and changes the level enough, against a search over every
+/// split from the costs' definition; noisy tails with their newest runs
+/// moved by up to ±10% give both outcomes.
+#[test]
+fn the_tail_step_is_the_best_gain_beyond_the_penalty() {
+    let options = ChangeOptions::default();
+    let (mut found, mut none) = (0, 0);
+    let mut rng = SplitMix64::new(17);
+    for seed in 0..300 {
+        let mut values = series(12, 12, 0.0, 0.03, seed);
+        for v in &mut values[10..] {
+            *v *= 0.9 + 0.2 * (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        }
+        let n = values.len();
+        let scale = median(&values).expect("values");
+        let sigma = robust_sigma(&values).max(MIN_NOISE_SHARE * scale);
+        let penalty = options.penalty_factor * (n as f64).ln();
+        let whole = squared_deviations(&values, sigma);
+        let best = (1..options.confirm_runs)
+            .map(|k| n - k)
+            .map(|at| {
+                let gain = whole
+                    - squared_deviations(&values[..at], sigma)
+                    - squared_deviations(&values[at..], sigma);
+                (at, gain)
+            })
+            .filter(|&(at, gain)| {
+                let change = change_percent(level(&values[..at]), level(&values[at..]));
+                gain > penalty && change.abs() >= options.min_change_percent
+            })
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        let cost = Cost::new(&values, sigma);
+        let expected = best.map(|(at, _)| step_in(&values, &cost, (0, at, n), 3));
+        assert_eq!(
+            tail_step(&values, &cost, 0, penalty, &options),
+            expected,
+            "seed {seed}"
+        );
+        if expected.is_some() {
+            found += 1;
+        } else {
+            none += 1;
+        }
+    }
+    assert!(found >= 30 && none >= 30, "{found} steps, {none} none");
+}

@@ -451,3 +451,17 @@ fn the_tail_step_is_the_best_gain_beyond_the_penalty() {
     }
     assert!(found >= 30 && none >= 30, "{found} steps, {none} none");
 }
+
+/// A tail split that gains nothing is no step, even with no penalty and
+/// no minimum change: a step must fit the runs strictly better.
+#[test]
+fn a_tail_split_that_gains_nothing_is_no_step() {
+    let values = [1000.0; 8];
+    let options = ChangeOptions {
+        penalty_factor: 0.0,
+        min_change_percent: 0.0,
+        ..ChangeOptions::default()
+    };
+    let cost = Cost::new(&values, 1.0);
+    assert_eq!(tail_step(&values, &cost, 0, 0.0, &options), None);
+}

@@ -388,7 +388,7 @@ fn level(values: &[f64]) -> f64 {
 }
 
 /// `after / before − 1` in %: 0 for 0 → 0, infinite from 0 to anything else.
-fn change_percent(before: f64, after: f64) -> f64 {
+pub(super) fn change_percent(before: f64, after: f64) -> f64 {
     if before != 0.0 {
         (after / before - 1.0) * 100.0
     } else if after == 0.0 {

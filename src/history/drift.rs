@@ -13,6 +13,7 @@
 //! The gate does not know the history (history depends on the gate), so a
 //! [`Drift`] builds its own [`Finding`] (rule `drift`) for `check` to add.
 
+use super::changepoint::change_percent;
 use super::entry::EntryMeta;
 use super::series::{Point, op_series, op_times_per_step, workload_series};
 use crate::gate::snapshot::Snapshot;
@@ -290,14 +291,8 @@ fn drift_of(
         .map(|pair| DriftStep {
             commit: pair[1].commit.clone(),
             value_us: pair[1].value_us,
-            delta_percent: if pair[0].value_us > 0.0 {
-                (pair[1].value_us / pair[0].value_us - 1.0) * 100.0
-            } else if pair[1].value_us > 0.0 {
-                f64::INFINITY
-            } else {
-                // Absent in both runs (an op neither called): no change.
-                0.0
-            },
+            // From 0 (an op not called) an infinite change; 0 to 0 none.
+            delta_percent: change_percent(pair[0].value_us, pair[1].value_us),
         })
         .collect();
     // Drift is added up over merges: one merge holding the growth is a step

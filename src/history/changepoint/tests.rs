@@ -11,11 +11,15 @@ fn series(n: usize, at: usize, step: f64, noise: f64, seed: u64) -> Vec<f64> {
     let mut rng = SplitMix64::new(seed);
     (0..n)
         .map(|i| {
-            let unit = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
             let base = if i >= at { 1.0 + step } else { 1.0 };
-            1000.0 * base * (1.0 + noise * (2.0 * unit - 1.0))
+            1000.0 * base * (1.0 + noise * (2.0 * unit(&mut rng) - 1.0))
         })
         .collect()
+}
+
+/// A uniform draw in [0, 1) from the generator's top 53 bits.
+fn unit(rng: &mut SplitMix64) -> f64 {
+    (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
 }
 
 fn points(values: &[f64]) -> Vec<Point> {
@@ -416,7 +420,7 @@ fn the_tail_step_is_the_best_gain_beyond_the_penalty() {
     for seed in 0..300 {
         let mut values = series(12, 12, 0.0, 0.03, seed);
         for v in &mut values[10..] {
-            *v *= 0.9 + 0.2 * (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+            *v *= 0.9 + 0.2 * unit(&mut rng);
         }
         let n = values.len();
         let scale = median(&values).expect("values");
@@ -437,7 +441,8 @@ fn the_tail_step_is_the_best_gain_beyond_the_penalty() {
             })
             .max_by(|a, b| a.1.total_cmp(&b.1));
         let cost = Cost::new(&values, sigma);
-        let expected = best.map(|(at, _)| step_in(&values, &cost, (0, at, n), 3));
+        let expected =
+            best.map(|(at, _)| step_in(&values, &cost, (0, at, n), options.confirm_runs));
         assert_eq!(
             tail_step(&values, &cost, 0, penalty, &options),
             expected,

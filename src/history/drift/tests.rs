@@ -451,15 +451,20 @@ fn a_run_without_the_value_is_left_out_of_the_spread() {
     assert_eq!(drift.limit_percent, 5.0);
 }
 
+/// Runs `run0`, `run1`, … at these µs of computation per step.
+fn runs_at(values: &[f64]) -> Vec<EntryMeta> {
+    values
+        .iter()
+        .enumerate()
+        .map(|(i, &us)| entry(&format!("run{i}"), us))
+        .collect()
+}
+
 /// Three changes between runs measure a spread; two do not, and the
 /// policy's limit stands alone.
 #[test]
 fn three_changes_measure_the_spread_and_two_do_not() {
-    let history: Vec<EntryMeta> = [10_000.0, 10_600.0, 10_000.0, 10_600.0]
-        .iter()
-        .enumerate()
-        .map(|(i, &us)| entry(&format!("run{i}"), us))
-        .collect();
+    let history = runs_at(&[10_000.0, 10_600.0, 10_000.0, 10_600.0]);
     let candidate = entry("next", 14_000.0);
     // ±6% from run to run: three times that spread is about 22%.
     let drift = workload_drift(&history, &candidate, &rule(3, 5.0)).expect("+32%");
@@ -473,12 +478,7 @@ fn three_changes_measure_the_spread_and_two_do_not() {
 /// change, and only merges that grew the value add to the drift.
 #[test]
 fn a_merge_from_an_absent_value_is_measured_from_zero() {
-    let values = [10_000.0, 0.0, 0.0, 11_000.0, 11_500.0];
-    let history: Vec<EntryMeta> = values
-        .iter()
-        .enumerate()
-        .map(|(i, &us)| entry(&format!("run{i}"), us))
-        .collect();
+    let history = runs_at(&[10_000.0, 0.0, 0.0, 11_000.0, 11_500.0]);
     let candidate = entry("next", 12_000.0);
     let drift = workload_drift(&history, &candidate, &rule(5, 5.0)).expect("+20%");
     let deltas: Vec<f64> = drift.steps.iter().map(|s| s.delta_percent).collect();

@@ -219,8 +219,10 @@ mod tests {
         let lacking = row("only_in_one_baseline", calls(0.5));
         candidate.extend([comm.clone(), graph.clone(), lacking.clone()]);
         let mut first = rows(&steps);
-        first.extend([comm, graph, lacking]);
-        let baselines = [snapshot(first), snapshot(rows(&steps))];
+        first.extend([comm.clone(), graph.clone(), lacking]);
+        let mut second = rows(&steps);
+        second.extend([comm, graph]);
+        let baselines = [snapshot(first), snapshot(second)];
         let noise = borrowed_noise(&baselines, &snapshot(candidate)).unwrap();
         assert_eq!(noise.rows, MIN_REPEATING_ROWS);
         assert!((noise.sigma - 1.4826 * 0.04).abs() < 1e-12, "{noise:?}");

@@ -10,8 +10,11 @@ use crate::analysis::ops::stats::Stats;
 use crate::analysis::perf_model::dtype::Dtype;
 use crate::analysis::profile::Profile;
 use crate::analysis::profile::{Coverage, OpModel};
-use crate::gate::snapshot::tests::{corpus_profile, corpus_snapshot, example_snapshot};
-use crate::gate::snapshot::{KernelSamples, OpKey, OpSnapshot};
+use crate::analysis::timeline::Breakdown;
+use crate::gate::snapshot::tests::{
+    corpus_profile, corpus_snapshot, example_snapshot, tiny_snapshot,
+};
+use crate::gate::snapshot::{KernelSamples, OpKey, OpSnapshot, StepSnapshot};
 use crate::gate::stats;
 use crate::gate::stats::SplitMix64;
 
@@ -1048,4 +1051,134 @@ fn changed_shapes_without_call_sites_pair_only_when_unambiguous() {
     assert!(comparison.shape_changed.is_empty(), "{name}");
     assert_eq!(comparison.new_ops.len(), 2);
     assert_eq!(comparison.missing_ops.len(), 1);
+}
+
+/// What an expectation rests on: a model with a compute spec, its roofline
+/// times (unless the baseline's is 0: no work); a model of bytes alone, the
+/// bandwidth ratio whatever the category says; a model of no work, the
+/// category's figure; and never a bandwidth a side does not know.
+#[test]
+fn an_expectation_rests_on_the_model_then_the_category_never_on_an_unknown_bandwidth() {
+    let catalog = builtin_catalog();
+    let h100 = catalog.by_name("H100 SXM").expect("h100");
+    let mi300 = catalog.by_name("MI300X").expect("mi300x");
+    let model = |flops: f64, bytes: f64, compute_spec: Option<ComputeSpec>| OpModel {
+        family: "GEMM".to_string(),
+        flops,
+        bytes,
+        compute_spec,
+    };
+    let bf16 = "('c10::BFloat16', 'c10::BFloat16')";
+    let gemm = |model: OpModel| side(Category::Gemm, bf16, Some(model));
+    let (peak_ratio, bandwidth_ratio) = (989.5 / 1307.4, 3.35 / 5.3);
+
+    let bytes_only = expectation(&gemm(model(0.0, 1e9, None)), h100, mi300).expect("bandwidth");
+    assert_eq!(bytes_only.basis, ExpectationBasis::Bandwidth);
+    assert!((bytes_only.ratio - bandwidth_ratio).abs() < 1e-12);
+    for no_work in [
+        model(0.0, 0.0, None),
+        model(0.0, 0.0, Some(ComputeSpec::MatrixBf16)),
+    ] {
+        let by_category = expectation(&gemm(no_work), h100, mi300).expect("peak");
+        assert_eq!(by_category.basis, ExpectationBasis::PeakCompute);
+        assert!((by_category.ratio - peak_ratio).abs() < 1e-12);
+    }
+    let memory_bound = model(1e3, 1e9, Some(ComputeSpec::MatrixBf16));
+    let roofline = expectation(&gemm(memory_bound), h100, mi300).expect("roofline");
+    assert_eq!(roofline.basis, ExpectationBasis::Roofline);
+    assert!((roofline.ratio - bandwidth_ratio).abs() < 1e-12);
+
+    let mut unknown = mi300.clone();
+    unknown.hbm_tb_s = 0.0;
+    for (baseline, candidate) in [(h100, &unknown), (&unknown, h100)] {
+        let add = side(Category::Elementwise, "('float',)", None);
+        assert_eq!(expectation(&add, baseline, candidate), None);
+        assert_eq!(
+            expectation(&gemm(model(0.0, 1e9, None)), baseline, candidate),
+            None
+        );
+    }
+    // The first floating-point tensor's dtype, past integers and scalars.
+    assert_eq!(row_dtype("('long int', 'c10::Half')"), Some(Dtype::F16));
+}
+
+/// A snapshot of `tiny_snapshot`'s row with kernel families (name,
+/// launches, total µs, launch samples) and `steps` profiler steps.
+fn with_families(families: &[(&str, u64, f64, &[f64])], steps: u64) -> Snapshot {
+    Snapshot {
+        kernel_families: families
+            .iter()
+            .map(|&(name, launches, total_us, samples)| KernelSamples {
+                name: name.to_string(),
+                launches,
+                total_us,
+                samples_us: samples.to_vec(),
+            })
+            .collect(),
+        steps: (1..=steps)
+            .map(|number| StepSnapshot {
+                number,
+                host_duration_us: 10.0,
+                timeline: Breakdown::default(),
+                kernel_time_us: 0.0,
+            })
+            .collect(),
+        ..tiny_snapshot()
+    }
+}
+
+/// A kernel family is compared only when every side launches it; each side
+/// holds the kernel's name, its runs, the lower median of its launches,
+/// the median of its runs' totals and that total on the comparison's basis
+/// (per step when the step counts differ); the largest impact comes first.
+#[test]
+fn a_kernel_family_is_compared_over_every_sides_launches() {
+    let window = [
+        with_families(
+            &[("gemm", 3, 30.0, &[10.0; 3]), ("norm", 2, 4.0, &[2.0; 2])],
+            2,
+        ),
+        with_families(
+            &[("gemm", 5, 50.0, &[10.0; 5]), ("norm", 2, 4.0, &[2.0; 2])],
+            2,
+        ),
+        with_families(&[("gemm", 4, 36.0, &[9.0; 4])], 2),
+    ];
+    let candidate = with_families(
+        &[("norm", 2, 6.0, &[3.0; 2]), ("gemm", 4, 88.0, &[22.0; 4])],
+        4,
+    );
+    let comparison = compare(&window, &candidate, &CompareOptions::default());
+    assert_eq!(comparison.impact_basis, ImpactBasis::PerStep);
+    let families: Vec<&str> = comparison
+        .kernel_families
+        .iter()
+        .map(|f| f.baseline.key.name.as_str())
+        .collect();
+    assert_eq!(families, ["gemm"], "norm is not in every baseline run");
+    let gemm = &comparison.kernel_families[0];
+    assert_eq!(gemm.baseline.runs, 3);
+    assert_eq!(gemm.baseline.count, 4);
+    assert_eq!(gemm.baseline.total_us, 36.0);
+    assert_eq!(gemm.baseline.time_us, 36.0 / 2.0);
+    assert_eq!(gemm.baseline.kernel_sequence, ["gemm"]);
+    assert_eq!(gemm.candidate.key.name, "gemm");
+    assert_eq!(gemm.candidate.runs, 1);
+    assert_eq!(gemm.candidate.count, 4);
+    assert_eq!(gemm.candidate.total_us, 88.0);
+    assert_eq!(gemm.candidate.time_us, 88.0 / 4.0);
+    assert_eq!(gemm.impact_us, 22.0 - 18.0);
+    assert!((gemm.estimate.ratio - 22.0 / 10.0).abs() < 1e-12);
+
+    // Two families on every side: the one that moved most first.
+    let two = |norm: f64, gemm: f64| {
+        with_families(&[("norm", 1, norm, &[norm]), ("gemm", 1, gemm, &[gemm])], 0)
+    };
+    let comparison = compare_one(&two(2.0, 10.0), &two(3.0, 10.5));
+    let order: Vec<&str> = comparison
+        .kernel_families
+        .iter()
+        .map(|f| f.baseline.key.name.as_str())
+        .collect();
+    assert_eq!(order, ["norm", "gemm"]);
 }

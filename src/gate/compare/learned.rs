@@ -82,3 +82,63 @@ fn settled<K: Ord + Clone>(learned: &BTreeMap<K, LearnedRatio>) -> BTreeMap<K, L
         .map(|(k, r)| (k.clone(), *r))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn learned(runs: usize) -> LearnedRatio {
+        LearnedRatio {
+            ratio: 1.2,
+            spread: 0.03,
+            runs,
+        }
+    }
+
+    fn key(name: &str) -> OpKey {
+        OpKey {
+            name: name.to_string(),
+            ..OpKey::default()
+        }
+    }
+
+    #[test]
+    fn entries_of_three_runs_or_more_are_settled_and_the_most_runs_counted() {
+        let all = LearnedRatios {
+            rows: BTreeMap::from([(key("a"), learned(2)), (key("b"), learned(3))]),
+            totals: BTreeMap::from([
+                (("c".to_string(), None), learned(5)),
+                (("d".to_string(), None), learned(1)),
+            ]),
+        };
+        let settled = all.settled();
+        assert_eq!(
+            settled.rows,
+            BTreeMap::from([(key("b"), learned(MIN_LEARNED_RUNS))])
+        );
+        assert_eq!(
+            settled.totals,
+            BTreeMap::from([(("c".to_string(), None), learned(5))])
+        );
+        assert_eq!((all.runs(), settled.runs()), (5, 5));
+    }
+
+    #[test]
+    fn nothing_learned_is_empty_and_either_kind_alone_is_not() {
+        assert!(LearnedRatios::default().is_empty());
+        assert_eq!(LearnedRatios::default().runs(), 0);
+        let rows = LearnedRatios {
+            rows: BTreeMap::from([(key("a"), learned(4))]),
+            ..LearnedRatios::default()
+        };
+        assert!(!rows.is_empty());
+        assert_eq!(rows.runs(), 4);
+        let totals = LearnedRatios {
+            totals: BTreeMap::from([(("t".to_string(), Some("m".to_string())), learned(2))]),
+            ..LearnedRatios::default()
+        };
+        assert!(!totals.is_empty());
+        assert_eq!(totals.runs(), 2);
+        assert!(totals.settled().is_empty());
+    }
+}

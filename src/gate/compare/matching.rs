@@ -188,3 +188,248 @@ fn pair_renamed_kernels<'a>(
         .collect();
     (pairs, left_new, left_missing)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::ops::stats::Stats;
+    use crate::analysis::profile::{GraphPlace, GraphRole};
+    use crate::gate::snapshot::tests::tiny_snapshot;
+
+    /// An op row called `calls` times for `us` µs each.
+    fn op(
+        name: &str,
+        input_dims: &str,
+        module_path: Option<&str>,
+        calls: usize,
+        us: f64,
+    ) -> OpSnapshot {
+        let samples = vec![us; calls];
+        OpSnapshot {
+            name: name.to_string(),
+            input_dims: input_dims.to_string(),
+            module_path: module_path.map(str::to_string),
+            direct: Stats::of(&samples),
+            samples_us: samples,
+            ..tiny_snapshot().ops[0].clone()
+        }
+    }
+
+    /// A GPU-only trace's row: named after its one kernel, no arguments.
+    fn kernel_row(name: &str, launches: usize) -> OpSnapshot {
+        OpSnapshot {
+            input_type: String::new(),
+            input_strides: String::new(),
+            concrete_inputs: String::new(),
+            kernel_sequence: vec![name.to_string()],
+            ..op(name, "", None, launches, 5.0)
+        }
+    }
+
+    fn snapshot(ops: Vec<OpSnapshot>) -> Snapshot {
+        Snapshot {
+            ops,
+            ..tiny_snapshot()
+        }
+    }
+
+    fn first_name(rows: &RunRows<'_>) -> String {
+        rows.iter().flatten().next().expect("a row").name.clone()
+    }
+
+    fn dims(rows: &RunRows<'_>) -> String {
+        rows.iter()
+            .flatten()
+            .next()
+            .expect("a row")
+            .input_dims
+            .clone()
+    }
+
+    /// Renamed pairs, new and missing rows, by name.
+    type Outcome = (Vec<(String, String)>, Vec<String>, Vec<String>);
+
+    fn outcome(matching: &Matching<'_>) -> Outcome {
+        (
+            matching
+                .renamed
+                .iter()
+                .map(|(rows, cand)| (first_name(rows), cand.name.clone()))
+                .collect(),
+            matching.new.iter().map(|op| op.name.clone()).collect(),
+            matching.missing.iter().map(first_name).collect(),
+        )
+    }
+
+    fn strings(names: &[&str]) -> Vec<String> {
+        names.iter().map(|n| n.to_string()).collect()
+    }
+
+    #[test]
+    fn a_kernel_renamed_with_its_launch_count_is_one_row() {
+        let baselines = [snapshot(vec![
+            kernel_row("shared", 2),
+            kernel_row("gemm_v1", 4),
+        ])];
+        let candidate = snapshot(vec![kernel_row("shared", 2), kernel_row("gemm_v2", 4)]);
+        let matching = match_rows(&baselines, &candidate);
+        let matched: Vec<&str> = matching
+            .matched
+            .iter()
+            .map(|(k, _, _)| k.name.as_str())
+            .collect();
+        assert_eq!(matched, ["shared"]);
+        assert_eq!(
+            outcome(&matching),
+            (
+                vec![("gemm_v1".to_string(), "gemm_v2".to_string())],
+                vec![],
+                vec![]
+            )
+        );
+        // Over a window, every run that has the row launched it as often.
+        for (counts, paired) in [([4, 4], true), ([4, 5], false), ([0, 4], true)] {
+            let window: Vec<Snapshot> = counts
+                .iter()
+                .map(|&n| {
+                    snapshot(if n == 0 {
+                        vec![]
+                    } else {
+                        vec![kernel_row("a", n)]
+                    })
+                })
+                .collect();
+            let matching = match_rows(&window, &candidate);
+            let renamed = matching
+                .renamed
+                .iter()
+                .any(|(rows, _)| first_name(rows) == "a");
+            assert_eq!(renamed, paired, "{counts:?}");
+        }
+    }
+
+    #[test]
+    fn ambiguous_other_or_no_launch_counts_stay_new_and_missing() {
+        let cases = [
+            (
+                vec![kernel_row("a", 4)],
+                vec![kernel_row("b", 4), kernel_row("c", 4)],
+            ),
+            (
+                vec![kernel_row("a", 4), kernel_row("b", 4)],
+                vec![kernel_row("c", 4)],
+            ),
+            (vec![kernel_row("a", 4)], vec![kernel_row("b", 5)]),
+            (vec![kernel_row("a", 0)], vec![kernel_row("b", 0)]),
+        ];
+        for (baseline, candidate) in cases {
+            let (baselines, candidate) = ([snapshot(baseline)], snapshot(candidate));
+            let matching = match_rows(&baselines, &candidate);
+            let (renamed, new, missing) = outcome(&matching);
+            assert!(renamed.is_empty(), "{new:?} {missing:?}");
+            assert_eq!(
+                new.len() + missing.len(),
+                baselines[0].ops.len() + candidate.ops.len()
+            );
+        }
+    }
+
+    /// A row with arguments, a call site, a graph, several kernels or a
+    /// kernel of another name is no GPU-only kernel row: it never pairs
+    /// across a rename, on either side.
+    #[test]
+    fn only_a_kernel_row_pairs_across_a_rename() {
+        type Change = fn(&mut OpSnapshot);
+        let changes: [(&str, Change); 8] = [
+            ("graph", |op| {
+                op.graph = Some(GraphPlace {
+                    graph: "graph 1".to_string(),
+                    role: GraphRole::Kernel,
+                    launch: "cudaGraphLaunch".to_string(),
+                    variant: None,
+                })
+            }),
+            ("call site", |op| {
+                op.module_path = Some("Model_0".to_string())
+            }),
+            ("dims", |op| op.input_dims = "((4,),)".to_string()),
+            ("type", |op| op.input_type = "('float',)".to_string()),
+            ("strides", |op| op.input_strides = "((1,),)".to_string()),
+            ("concrete", |op| op.concrete_inputs = "('2',)".to_string()),
+            ("two kernels", |op| {
+                op.kernel_sequence.push("other".to_string())
+            }),
+            ("another kernel", |op| {
+                op.kernel_sequence = strings(&["other"])
+            }),
+        ];
+        for (what, change) in changes {
+            for on_baseline in [true, false] {
+                let (mut old, mut new) = (kernel_row("gemm_v1", 4), kernel_row("gemm_v2", 4));
+                change(if on_baseline { &mut old } else { &mut new });
+                let (baselines, candidate) = ([snapshot(vec![old])], snapshot(vec![new]));
+                let matching = match_rows(&baselines, &candidate);
+                assert_eq!(
+                    outcome(&matching),
+                    (vec![], strings(&["gemm_v2"]), strings(&["gemm_v1"])),
+                    "{what}, on the baseline: {on_baseline}"
+                );
+            }
+        }
+    }
+
+    /// Left-over rows of one name pair by call site; rows without one pair
+    /// only when each side has exactly one such row; every baseline row
+    /// pairs once, the largest first.
+    #[test]
+    fn changed_shapes_pair_by_name_and_call_site_once_each() {
+        let baselines = [snapshot(vec![
+            op("aten::add", "((9,),)", Some("P1"), 1, 900.0),
+            op("aten::mm", "A", Some("P1"), 1, 50.0),
+            op("aten::mm", "B", Some("P2"), 1, 40.0),
+            op("aten::mm", "C", None, 1, 30.0),
+            op("aten::bmm", "D", None, 1, 20.0),
+            op("aten::bmm", "E", None, 1, 10.0),
+        ])];
+        let candidate = snapshot(vec![
+            op("aten::mm", "A2", Some("P1"), 1, 55.0),
+            op("aten::mm", "A3", Some("P1"), 1, 45.0),
+            op("aten::mm", "B2", Some("P3"), 1, 40.0),
+            op("aten::mm", "C2", None, 1, 30.0),
+            op("aten::bmm", "D2", None, 1, 20.0),
+        ]);
+        let matching = match_rows(&baselines, &candidate);
+        let pairs: Vec<(String, String)> = matching
+            .shape_changed
+            .iter()
+            .map(|(rows, cand)| (dims(rows), cand.input_dims.clone()))
+            .collect();
+        assert_eq!(
+            pairs,
+            [
+                ("A".to_string(), "A2".to_string()),
+                ("C".to_string(), "C2".to_string())
+            ]
+        );
+        let new: Vec<&str> = matching
+            .new
+            .iter()
+            .map(|op| op.input_dims.as_str())
+            .collect();
+        assert_eq!(new, ["A3", "B2", "D2"]);
+        let missing: Vec<String> = matching.missing.iter().map(dims).collect();
+        assert_eq!(missing, ["((9,),)", "B", "D", "E"]);
+        assert!(matching.matched.is_empty() && matching.renamed.is_empty());
+    }
+
+    /// A candidate key seen twice (a hand-made snapshot) is matched once.
+    #[test]
+    fn a_key_is_matched_once() {
+        let row = op("aten::mm", "A", Some("P1"), 2, 10.0);
+        let baselines = [snapshot(vec![row.clone()])];
+        let candidate = snapshot(vec![row.clone(), row]);
+        let matching = match_rows(&baselines, &candidate);
+        assert_eq!(matching.matched.len(), 1);
+        assert!(matching.new.is_empty() && matching.missing.is_empty());
+    }
+}

@@ -169,3 +169,107 @@ fn compare_phase_op(
         candidate: side(&cand, cand_time, 1),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::analysis::profile::Phase::{self, Decode, Mixed, Prefill};
+    use crate::gate::compare::{CompareOptions, SamplesBasis, compare};
+    use crate::gate::snapshot::tests::tiny_snapshot;
+    use crate::gate::snapshot::{InferenceStepSnapshot, Snapshot};
+
+    /// Steps of `(phase, [(op, µs)])`.
+    fn steps(steps: &[(Phase, &[(&str, f64)])]) -> Snapshot {
+        Snapshot {
+            inference_steps: steps
+                .iter()
+                .map(|&(phase, ops)| InferenceStepSnapshot {
+                    phase,
+                    host_duration_us: 1.0,
+                    gpu_time_us: ops.iter().map(|(_, us)| us).sum(),
+                    ops: ops.iter().map(|&(n, us)| (n.to_string(), us)).collect(),
+                })
+                .collect(),
+            ..tiny_snapshot()
+        }
+    }
+
+    /// Each op both sides ran in a phase both ran is compared over that
+    /// phase's steps (0 in a step without it), its candidate time scaled to
+    /// the baseline's number of steps of the phase; largest impact first.
+    #[test]
+    fn an_op_is_compared_within_each_phase_both_sides_ran() {
+        let baseline = steps(&[
+            (Decode, &[("aten::mm", 4.0), ("add", 1.0)]),
+            (Decode, &[("aten::mm", 6.0)]),
+            (Decode, &[("aten::mm", 5.0), ("add", 1.0)]),
+            (Prefill, &[("aten::mm", 50.0), ("only_before", 3.0)]),
+        ]);
+        let candidate = steps(&[
+            (Decode, &[("aten::mm", 8.0), ("add", 1.0)]),
+            (Prefill, &[("aten::mm", 60.0)]),
+            (Decode, &[("aten::mm", 8.0)]),
+            (Prefill, &[("aten::mm", 40.0)]),
+            (Mixed, &[("aten::mm", 9.0)]),
+        ]);
+        let comparison = compare(
+            std::slice::from_ref(&baseline),
+            &candidate,
+            &CompareOptions::default(),
+        );
+        let rows: Vec<(Phase, &str)> = comparison
+            .phase_ops
+            .iter()
+            .map(|r| (r.phase, r.comparison.baseline.key.name.as_str()))
+            .collect();
+        assert_eq!(
+            rows,
+            [(Decode, "aten::mm"), (Decode, "add"), (Prefill, "aten::mm")]
+        );
+        let mm = &comparison.phase_ops[0].comparison;
+        assert_eq!(mm.samples_basis, SamplesBasis::Steps);
+        assert!((mm.estimate.ratio - 8.0 / 5.0).abs() < 1e-12);
+        assert_eq!((mm.baseline.count, mm.candidate.count), (3, 2));
+        assert_eq!((mm.baseline.total_us, mm.candidate.total_us), (15.0, 16.0));
+        assert_eq!(
+            (mm.baseline.time_us, mm.candidate.time_us),
+            (15.0, 16.0 * 3.0 / 2.0)
+        );
+        assert_eq!(mm.impact_us, 9.0);
+        assert_eq!(mm.baseline.category, tiny_snapshot().ops[0].category);
+        let add = &comparison.phase_ops[1].comparison;
+        assert_eq!(add.candidate.time_us, 1.0 * 3.0 / 2.0);
+        assert_eq!(add.impact_us, 1.5 - 2.0);
+        let prefill = &comparison.phase_ops[2].comparison;
+        assert_eq!(prefill.samples_basis, SamplesBasis::Runs);
+        assert_eq!(
+            (prefill.baseline.time_us, prefill.candidate.time_us),
+            (50.0, 50.0)
+        );
+        assert_eq!(prefill.estimate.interval, None);
+    }
+
+    /// Without per-step op times on every side, or across platforms, there
+    /// are no phase op rows.
+    #[test]
+    fn phase_ops_need_every_sides_step_ops() {
+        let with_ops = steps(&[
+            (Decode, &[("aten::mm", 4.0)]),
+            (Decode, &[("aten::mm", 5.0)]),
+        ]);
+        let without = steps(&[(Decode, &[]), (Decode, &[])]);
+        for (baseline, candidate) in [(&with_ops, &without), (&without, &with_ops)] {
+            let comparison = compare(
+                std::slice::from_ref(baseline),
+                candidate,
+                &CompareOptions::default(),
+            );
+            assert!(comparison.phase_ops.is_empty());
+        }
+        let comparison = compare(
+            std::slice::from_ref(&with_ops),
+            &with_ops,
+            &CompareOptions::default(),
+        );
+        assert_eq!(comparison.phase_ops.len(), 1);
+    }
+}

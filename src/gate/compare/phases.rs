@@ -85,3 +85,108 @@ pub(super) fn compare_phases(
     }
     rows
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gate::snapshot::InferenceStepSnapshot;
+    use crate::gate::snapshot::tests::tiny_snapshot;
+    use Phase::{Decode, Mixed, Prefill};
+
+    fn steps(times: &[(Phase, f64)]) -> Snapshot {
+        Snapshot {
+            inference_steps: times
+                .iter()
+                .map(|&(phase, gpu_time_us)| InferenceStepSnapshot {
+                    phase,
+                    host_duration_us: gpu_time_us,
+                    gpu_time_us,
+                    ops: Vec::new(),
+                })
+                .collect(),
+            ..tiny_snapshot()
+        }
+    }
+
+    fn compared(
+        baselines: &[Snapshot],
+        candidate: &Snapshot,
+    ) -> (Vec<TimelineComparison>, Vec<String>) {
+        let mut notes = Vec::new();
+        let rows = compare_phases(baselines, candidate, &CompareOptions::default(), &mut notes);
+        (rows, notes)
+    }
+
+    /// Each phase both sides ran is a row of its per-step GPU times; one
+    /// step on a side gives no interval or spread; a phase one side lacks
+    /// is a note.
+    #[test]
+    fn each_phase_both_sides_ran_is_compared_with_itself() {
+        let baseline = steps(&[
+            (Prefill, 100.0),
+            (Decode, 10.0),
+            (Decode, 12.0),
+            (Decode, 11.0),
+            (Mixed, 50.0),
+        ]);
+        let candidate = steps(&[
+            (Decode, 20.0),
+            (Decode, 22.0),
+            (Prefill, 300.0),
+            (Decode, 21.0),
+        ]);
+        let (rows, notes) = compared(std::slice::from_ref(&baseline), &candidate);
+        let metrics: Vec<&str> = rows.iter().map(|r| r.metric.as_str()).collect();
+        assert_eq!(
+            metrics,
+            ["prefill GPU time per step", "decode GPU time per step"]
+        );
+        assert_eq!(
+            notes,
+            ["the baseline ran mixed steps and the candidate none: that phase is not compared"]
+        );
+        let prefill = &rows[0];
+        assert_eq!((prefill.baseline_us, prefill.candidate_us), (100.0, 300.0));
+        assert_eq!(prefill.delta_percent, Some(200.0));
+        assert_eq!(
+            (
+                prefill.estimate.is_some(),
+                prefill.step_spread,
+                prefill.noise
+            ),
+            (false, None, None)
+        );
+        let decode = &rows[1];
+        assert_eq!((decode.baseline_us, decode.candidate_us), (11.0, 21.0));
+        assert!((decode.delta_percent.unwrap() - (21.0 / 11.0 - 1.0) * 100.0).abs() < 1e-9);
+        let estimate = decode.estimate.as_ref().expect("three steps a side");
+        assert!((estimate.ratio - 21.0 / 11.0).abs() < 1e-12);
+        assert_eq!((estimate.n_baseline, estimate.n_candidate), (3, 3));
+        assert!((decode.step_spread.unwrap() - 1.0 / 11.0).abs() < 1e-12);
+        assert_eq!(decode.noise, None);
+    }
+
+    /// Over a window, each run that ran the phase gives a median; their
+    /// median is the baseline, their spread its noise; a baseline of no
+    /// time has no Δ; a phase only the candidate ran is a note.
+    #[test]
+    fn a_window_measures_each_phases_run_to_run_noise() {
+        let window = [
+            steps(&[(Decode, 10.0), (Decode, 10.0), (Prefill, 0.0)]),
+            steps(&[(Decode, 12.0), (Decode, 12.0)]),
+            steps(&[(Prefill, 0.0)]),
+        ];
+        let candidate = steps(&[(Decode, 11.0), (Decode, 11.0), (Prefill, 5.0), (Mixed, 7.0)]);
+        let (rows, notes) = compared(&window, &candidate);
+        assert_eq!(
+            notes,
+            ["the candidate ran mixed steps and the baseline none: that phase is not compared"]
+        );
+        let prefill = &rows[0];
+        assert_eq!((prefill.baseline_us, prefill.delta_percent), (0.0, None));
+        let decode = &rows[1];
+        assert_eq!(decode.baseline_us, 11.0);
+        assert!((decode.noise.unwrap() - 1.0 / 11.0).abs() < 1e-12);
+        assert_eq!(decode.estimate.as_ref().map(|e| e.n_baseline), Some(4));
+    }
+}

@@ -269,3 +269,173 @@ fn compare_total(context: &Context<'_>, key: &TotalKey, group: &Group<'_>) -> Op
         kernel_diff: None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::analysis::ops::stats::Stats;
+    use crate::analysis::profile::{GraphPlace, GraphRole};
+    use crate::analysis::timeline::Breakdown;
+    use crate::gate::compare::{CompareOptions, Comparison, ImpactBasis, SamplesBasis, compare};
+    use crate::gate::snapshot::tests::tiny_snapshot;
+    use crate::gate::snapshot::{OpSnapshot, Snapshot, StepSnapshot};
+
+    /// A row of `name` and `dims` at call site `path`, with its time in
+    /// each profiler step (one call per step).
+    fn row(name: &str, dims: &str, path: Option<&str>, steps: &[(u64, f64)]) -> OpSnapshot {
+        let samples: Vec<f64> = steps.iter().map(|&(_, us)| us).collect();
+        OpSnapshot {
+            name: name.to_string(),
+            input_dims: dims.to_string(),
+            module_path: path.map(str::to_string),
+            direct: Stats::of(&samples),
+            samples_us: samples,
+            step_us: steps.to_vec(),
+            ..tiny_snapshot().ops[0].clone()
+        }
+    }
+
+    fn run(ops: Vec<OpSnapshot>, steps: u64, platform: &str) -> Snapshot {
+        let mut snapshot = Snapshot {
+            ops,
+            steps: (1..=steps)
+                .map(|number| StepSnapshot {
+                    number,
+                    host_duration_us: 100.0,
+                    timeline: Breakdown::default(),
+                    kernel_time_us: 0.0,
+                })
+                .collect(),
+            ..tiny_snapshot()
+        };
+        snapshot.fingerprint.platform = Some(platform.to_string());
+        snapshot
+    }
+
+    fn in_graph(mut op: OpSnapshot) -> OpSnapshot {
+        op.graph = Some(GraphPlace {
+            graph: "graph 1".to_string(),
+            role: GraphRole::CapturedOp,
+            launch: "cudaGraphLaunch".to_string(),
+            variant: None,
+        });
+        op
+    }
+
+    fn totals(comparison: &Comparison) -> Vec<(&str, &str)> {
+        comparison
+            .op_totals
+            .iter()
+            .map(|t| {
+                (
+                    t.baseline.key.name.as_str(),
+                    t.baseline.key.input_dims.as_str(),
+                )
+            })
+            .collect()
+    }
+
+    /// An op's shapes at one call site summed per step on each side (a
+    /// step without a shape adds 0), graph rows left out, on the
+    /// comparison's per-step basis when the step counts differ. An op of
+    /// one unchanged shape, or on one side only, has no total.
+    #[test]
+    fn an_ops_shapes_at_one_call_site_are_summed_per_step() {
+        let p = Some("Model/Linear");
+        let baseline = run(
+            vec![
+                row("aten::mm", "A", p, &[(1, 10.0), (2, 12.0)]),
+                row("aten::mm", "B", p, &[(1, 5.0)]),
+                in_graph(row("aten::mm", "G", p, &[(1, 100.0), (2, 100.0)])),
+                row("aten::add", "X", None, &[(1, 1.0), (2, 1.0)]),
+                row("aten::gone", "Y", None, &[(1, 1.0)]),
+                row("aten::gone", "Z", None, &[(2, 1.0)]),
+            ],
+            2,
+            "CUDA",
+        );
+        let candidate = run(
+            vec![
+                row("aten::mm", "A", p, &[(1, 11.0), (2, 13.0), (3, 12.0)]),
+                row("aten::mm", "C", p, &[(2, 20.0)]),
+                in_graph(row(
+                    "aten::mm",
+                    "G",
+                    p,
+                    &[(1, 900.0), (2, 900.0), (3, 900.0)],
+                )),
+                row("aten::add", "X", None, &[(1, 1.0), (2, 1.0), (3, 1.0)]),
+                row("aten::new", "N1", None, &[(1, 1.0)]),
+                row("aten::new", "N2", None, &[(2, 1.0)]),
+            ],
+            3,
+            "CUDA",
+        );
+        let comparison = compare(
+            std::slice::from_ref(&baseline),
+            &candidate,
+            &CompareOptions::default(),
+        );
+        assert_eq!(comparison.impact_basis, ImpactBasis::PerStep);
+        assert_eq!(totals(&comparison), [("aten::mm", "2 shapes")]);
+        let mm = &comparison.op_totals[0];
+        assert_eq!(mm.samples_basis, SamplesBasis::Steps);
+        assert_eq!(mm.baseline_sample_median_us, (15.0 + 12.0) / 2.0);
+        assert_eq!(mm.candidate_sample_median_us, 12.0);
+        assert_eq!(mm.estimate.n_baseline, 2);
+        assert_eq!(mm.estimate.n_candidate, 3);
+        for (side, calls, total, time) in [
+            (&mm.baseline, 3, 27.0, 27.0 / 2.0),
+            (&mm.candidate, 4, 56.0, 56.0 / 3.0),
+        ] {
+            assert_eq!(side.module_path.as_deref(), p);
+            assert_eq!((side.runs, side.count), (1, calls));
+            assert_eq!(side.total_us, total);
+            assert!((side.time_us - time).abs() < 1e-9, "{side:?}");
+        }
+        assert!((mm.impact_us - (56.0 / 3.0 - 27.0 / 2.0)).abs() < 1e-9);
+        assert_eq!((mm.noise, mm.expected), (None, None));
+    }
+
+    /// One shape a side, but another one: a total. Without steps, one
+    /// sample a side, the run's total.
+    #[test]
+    fn a_changed_single_shape_is_a_total_of_one_shape_per_run() {
+        let baseline = run(vec![row("aten::mm", "A", None, &[(1, 10.0)])], 0, "CUDA");
+        let candidate = run(vec![row("aten::mm", "B", None, &[(1, 14.0)])], 0, "CUDA");
+        let comparison = compare(
+            std::slice::from_ref(&baseline),
+            &candidate,
+            &CompareOptions::default(),
+        );
+        assert_eq!(totals(&comparison), [("aten::mm", "1 shape")]);
+        let mm = &comparison.op_totals[0];
+        assert_eq!(mm.samples_basis, SamplesBasis::Runs);
+        assert_eq!((mm.baseline.time_us, mm.candidate.time_us), (10.0, 14.0));
+        assert_eq!(mm.impact_us, 4.0);
+        assert_eq!(mm.estimate.interval, None);
+    }
+
+    /// Across CUDA and ROCm a vendor library's op pairs with its twin under
+    /// both names; on one platform the two names are two ops.
+    #[test]
+    fn vendor_twins_pair_only_across_platforms() {
+        let conv = |name: &str, dims: &str| row(name, dims, None, &[(1, 10.0)]);
+        let cuda = run(vec![conv("aten::cudnn_convolution", "A")], 0, "CUDA");
+        for (platform, expected) in [
+            (
+                "ROCm",
+                vec!["aten::cudnn_convolution / aten::miopen_convolution"],
+            ),
+            ("CUDA", vec![]),
+        ] {
+            let other = run(vec![conv("aten::miopen_convolution", "A")], 0, platform);
+            let comparison = compare(
+                std::slice::from_ref(&cuda),
+                &other,
+                &CompareOptions::default(),
+            );
+            let names: Vec<&str> = totals(&comparison).iter().map(|t| t.0).collect();
+            assert_eq!(names, expected, "{platform}");
+        }
+    }
+}

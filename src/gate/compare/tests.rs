@@ -1182,3 +1182,101 @@ fn a_kernel_family_is_compared_over_every_sides_launches() {
         .collect();
     assert_eq!(order, ["norm", "gemm"]);
 }
+
+/// A row with `samples` µs calls (no per-step times).
+fn calls_row(samples: &[f64]) -> OpSnapshot {
+    OpSnapshot {
+        direct: Stats::of(samples),
+        samples_us: samples.to_vec(),
+        step_us: Vec::new(),
+        ..tiny_snapshot().ops[0].clone()
+    }
+}
+
+fn steps_of(count: u64) -> Vec<StepSnapshot> {
+    (1..=count)
+        .map(|number| StepSnapshot {
+            number,
+            host_duration_us: 100.0,
+            timeline: Breakdown::default(),
+            kernel_time_us: 0.0,
+        })
+        .collect()
+}
+
+/// A matched row's baseline side over a window: medians over the runs (a
+/// run without the row counts 0 toward its time), the extremes over every
+/// run, the lower median count; both sides on the per-step basis when the
+/// step counts differ; the runs' medians give the noise.
+#[test]
+fn a_rows_baseline_side_is_its_runs_medians_on_the_comparisons_basis() {
+    let mut other = calls_row(&[1.0]);
+    other.name = "aten::other".to_string();
+    let run = |ops: Vec<OpSnapshot>| Snapshot {
+        ops,
+        steps: steps_of(2),
+        ..tiny_snapshot()
+    };
+    let mut first = calls_row(&[10.0, 10.0]);
+    first.module_path = None;
+    let window = [
+        run(vec![first]),
+        run(vec![calls_row(&[12.0, 14.0, 16.0])]),
+        run(vec![other]),
+    ];
+    let candidate = Snapshot {
+        ops: vec![calls_row(&[20.0, 22.0])],
+        steps: steps_of(4),
+        ..tiny_snapshot()
+    };
+    let comparison = compare(&window, &candidate, &CompareOptions::default());
+    assert_eq!(comparison.impact_basis, ImpactBasis::PerStep);
+    let row = &comparison.ops[matched_row(&comparison, &candidate.ops[0])];
+    let base = &row.baseline;
+    assert_eq!((base.runs, base.count), (2, 2));
+    assert_eq!((base.total_us, base.time_us), (20.0, 10.0));
+    assert_eq!((base.median_us, base.mean_us), (12.0, 12.0));
+    assert_eq!((base.min_us, base.max_us), (10.0, 16.0));
+    assert_eq!(base.module_path, tiny_snapshot().ops[0].module_path);
+    let cand = &row.candidate;
+    assert_eq!((cand.runs, cand.count), (1, 2));
+    assert_eq!((cand.total_us, cand.time_us), (42.0, 42.0 / 4.0));
+    assert_eq!(row.impact_us, 42.0 / 4.0 - 10.0);
+    assert_eq!(row.samples_basis, SamplesBasis::Invocations);
+    assert_eq!(row.baseline_sample_median_us, 12.0);
+    assert!((row.estimate.ratio - 21.0 / 12.0).abs() < 1e-12);
+    assert!((row.noise.expect("two runs") - 2.0 / 12.0).abs() < 1e-12);
+}
+
+/// The kernels a row's calls launch are compared only when both sides
+/// record them: a side without the record is no kernel change.
+#[test]
+fn launched_kernels_are_compared_only_when_both_sides_record_them() {
+    let launching = |kernels: &[&str]| {
+        let mut row = calls_row(&[5.0, 5.0]);
+        row.kernel_samples_us = kernels
+            .iter()
+            .map(|name| KernelSamples {
+                name: name.to_string(),
+                launches: 1,
+                total_us: 5.0,
+                samples_us: vec![5.0],
+            })
+            .collect();
+        Snapshot {
+            ops: vec![row],
+            ..tiny_snapshot()
+        }
+    };
+    let diff = |baseline: &Snapshot, candidate: &Snapshot| {
+        compare_one(baseline, candidate).ops[0].kernel_diff.clone()
+    };
+    let (gemm, both) = (
+        launching(&["gemm_kernel"]),
+        launching(&["gemm_kernel", "splitk"]),
+    );
+    let diff_text = diff(&gemm, &both).expect("a kernel only some calls launch");
+    assert!(diff_text.contains("\n+splitk\n"), "{diff_text}");
+    assert_eq!(diff(&gemm, &launching(&[])), None);
+    assert_eq!(diff(&launching(&[]), &both), None);
+}

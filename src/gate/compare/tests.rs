@@ -1280,3 +1280,127 @@ fn launched_kernels_are_compared_only_when_both_sides_record_them() {
     assert_eq!(diff(&gemm, &launching(&[])), None);
     assert_eq!(diff(&launching(&[]), &both), None);
 }
+
+/// `tiny_snapshot` with `steps` profiler steps and these rows.
+fn stepped(steps: u64, ops: Vec<OpSnapshot>) -> Snapshot {
+    Snapshot {
+        ops,
+        steps: steps_of(steps),
+        ..tiny_snapshot()
+    }
+}
+
+/// Times are compared per step only when every side profiled steps and
+/// their numbers differ; each side's total is its busy time on that basis.
+#[test]
+fn times_are_per_step_only_when_every_side_has_steps_and_their_counts_differ() {
+    let row = || tiny_snapshot().ops;
+    let busy = tiny_snapshot().timeline.busy_time;
+    let per_step = compare(
+        &[stepped(2, row()), stepped(2, row())],
+        &stepped(4, row()),
+        &CompareOptions::default(),
+    );
+    assert_eq!(per_step.impact_basis, ImpactBasis::PerStep);
+    assert!(
+        per_step.notes.contains(
+            &"the baseline profiled 2 step(s) and the candidate 4: times are compared per step"
+                .to_string()
+        )
+    );
+    assert_eq!(
+        (per_step.baseline_total_us, per_step.candidate_total_us),
+        (busy / 2.0, busy / 4.0)
+    );
+    for (baselines, candidate) in [
+        (vec![stepped(2, row())], stepped(2, row())),
+        (vec![stepped(2, row())], stepped(0, row())),
+        (
+            vec![stepped(2, row()), stepped(0, row())],
+            stepped(4, row()),
+        ),
+        (vec![], stepped(4, row())),
+    ] {
+        let comparison = compare(&baselines, &candidate, &CompareOptions::default());
+        assert_eq!(comparison.impact_basis, ImpactBasis::PerRun);
+        assert!(!comparison.notes.iter().any(|n| n.contains("per step")));
+        assert_eq!(comparison.candidate_total_us, busy);
+    }
+}
+
+/// The notes count the rows without an interval and the rows whose kernels
+/// changed, in the right number; a changed shape's impact is the
+/// candidate's time less the baseline's.
+#[test]
+fn the_notes_count_rows_without_an_interval_and_rows_with_other_kernels() {
+    let op = |name: &str, samples: &[f64], kernel: &str| OpSnapshot {
+        name: name.to_string(),
+        kernel_sequence: vec![kernel.to_string()],
+        ..calls_row(samples)
+    };
+    let baseline = stepped(
+        0,
+        vec![
+            op("a", &[5.0], "k"),
+            op("b", &[5.0, 6.0], "k"),
+            op("c", &[5.0, 6.0], "k"),
+        ],
+    );
+    let one_diff = stepped(
+        0,
+        vec![
+            op("a", &[5.0], "k"),
+            op("b", &[5.0, 6.0], "k2"),
+            op("c", &[5.0, 6.0], "k"),
+        ],
+    );
+    let comparison = compare_one(&baseline, &one_diff);
+    assert!(
+        comparison.notes.contains(
+            &"1 of 3 matched op rows have a single sample on a side: their ratios have no \
+          confidence interval"
+                .to_string()
+        )
+    );
+    assert!(
+        comparison
+            .notes
+            .contains(&"1 matched op row launches a different kernel sequence".to_string())
+    );
+    let two_diffs = stepped(
+        0,
+        vec![
+            op("a", &[5.0], "k3"),
+            op("b", &[5.0, 6.0], "k2"),
+            op("c", &[5.0, 6.0], "k"),
+        ],
+    );
+    let comparison = compare_one(&baseline, &two_diffs);
+    assert!(
+        comparison
+            .notes
+            .contains(&"2 matched op rows launch a different kernel sequence".to_string())
+    );
+    let unchanged = compare_one(&baseline, &baseline);
+    assert!(
+        !unchanged
+            .notes
+            .iter()
+            .any(|n| n.contains("kernel sequence"))
+    );
+    let all_intervals = stepped(0, vec![op("b", &[5.0, 6.0], "k")]);
+    let comparison = compare_one(&all_intervals, &all_intervals);
+    assert!(
+        !comparison
+            .notes
+            .iter()
+            .any(|n| n.contains("confidence interval"))
+    );
+
+    let mut wider = op("b", &[5.0, 6.0], "k");
+    wider.input_dims = "((4, 4),)".to_string();
+    wider.direct = Stats::of(&[9.0, 9.0]);
+    let comparison = compare_one(&all_intervals, &stepped(0, vec![wider]));
+    let change = &comparison.shape_changed[0];
+    assert_eq!(change.impact_us, 18.0 - 11.0);
+}

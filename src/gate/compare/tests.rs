@@ -9,7 +9,7 @@ use crate::analysis::ops::category::Category;
 use crate::analysis::ops::stats::Stats;
 use crate::analysis::perf_model::dtype::Dtype;
 use crate::analysis::profile::Profile;
-use crate::analysis::profile::{Coverage, OpModel};
+use crate::analysis::profile::{Coverage, GraphPlace, GraphRole, OpModel};
 use crate::analysis::timeline::Breakdown;
 use crate::gate::snapshot::tests::{
     corpus_profile, corpus_snapshot, example_snapshot, tiny_snapshot,
@@ -1000,9 +1000,9 @@ fn only_rows_compared_per_call_have_kernel_parts() {
             samples_us: op.samples_us.iter().map(|us| us / 2.0).collect(),
         })
         .collect();
-    let parts_of_the_row = |snapshot: &Snapshot| {
-        let comparison = compare_one(snapshot, snapshot);
-        let row = &comparison.ops[matched_row(&comparison, &snapshot.ops[index])];
+    let parts_of_the_row = |baseline: &Snapshot, candidate: &Snapshot| {
+        let comparison = compare_one(baseline, candidate);
+        let row = &comparison.ops[matched_row(&comparison, &candidate.ops[index])];
         let key = &row.baseline.key;
         let parts = comparison
             .kernel_parts
@@ -1011,13 +1011,37 @@ fn only_rows_compared_per_call_have_kernel_parts() {
             .count();
         (row.samples_basis, parts)
     };
-    assert_eq!(parts_of_the_row(&snapshot), (SamplesBasis::Steps, 0));
+    assert_eq!(
+        parts_of_the_row(&snapshot, &snapshot),
+        (SamplesBasis::Steps, 0)
+    );
     let mut without_steps = snapshot.clone();
     without_steps.ops[index].step_us.clear();
     assert_eq!(
-        parts_of_the_row(&without_steps),
+        parts_of_the_row(&without_steps, &without_steps),
         (SamplesBasis::Invocations, 2)
     );
+    // Nor has a row in a graph (its rows name their kernels), or a row one
+    // side does not record the launches of.
+    let mut in_a_graph = without_steps.clone();
+    in_a_graph.ops[index].graph = Some(GraphPlace {
+        graph: "graph 1".to_string(),
+        role: GraphRole::CapturedOp,
+        launch: "cudaGraphLaunch".to_string(),
+        variant: None,
+    });
+    assert_eq!(
+        parts_of_the_row(&in_a_graph, &in_a_graph),
+        (SamplesBasis::Invocations, 0)
+    );
+    let mut unrecorded = without_steps.clone();
+    unrecorded.ops[index].kernel_samples_us.clear();
+    for (baseline, candidate) in [(&unrecorded, &without_steps), (&without_steps, &unrecorded)] {
+        assert_eq!(
+            parts_of_the_row(baseline, candidate),
+            (SamplesBasis::Invocations, 0)
+        );
+    }
 }
 
 /// Without module paths, a changed shape pairs with its op's one missing

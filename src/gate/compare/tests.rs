@@ -1428,3 +1428,60 @@ fn the_notes_count_rows_without_an_interval_and_rows_with_other_kernels() {
     let change = &comparison.shape_changed[0];
     assert_eq!(change.impact_us, 18.0 - 11.0);
 }
+
+/// The row `tiny_snapshot` calls twice, launching `gemm_a` (its launches
+/// and total given) and `gemm_b` (twice, 2 µs).
+fn launching_two_kernels(launches: u64, total_us: f64) -> Snapshot {
+    let mut row = calls_row(&[5.0, 5.0]);
+    let kernel = |name: &str, launches: u64, total_us: f64| KernelSamples {
+        name: name.to_string(),
+        launches,
+        total_us,
+        samples_us: vec![total_us / launches as f64; launches as usize],
+    };
+    row.kernel_samples_us = vec![
+        kernel("gemm_a", launches, total_us),
+        kernel("gemm_b", 2, 2.0),
+    ];
+    Snapshot {
+        ops: vec![row],
+        ..tiny_snapshot()
+    }
+}
+
+/// A kernel part's sides over a window: the lower median of its launches,
+/// the median of its totals, its kernel as the sequence; no parts when a
+/// run lacks the row or does not record its kernels.
+#[test]
+fn a_kernel_parts_sides_are_its_kernels_over_the_runs() {
+    let window = [
+        launching_two_kernels(2, 10.0),
+        launching_two_kernels(6, 30.0),
+        launching_two_kernels(4, 20.0),
+    ];
+    let candidate = launching_two_kernels(4, 24.0);
+    let comparison = compare(&window, &candidate, &CompareOptions::default());
+    let parts: Vec<&str> = comparison
+        .kernel_parts
+        .iter()
+        .map(|p| p.kernel.as_str())
+        .collect();
+    assert_eq!(parts, ["gemm_a", "gemm_b"]);
+    let gemm_a = &comparison.kernel_parts[0].comparison;
+    assert_eq!((gemm_a.baseline.count, gemm_a.baseline.total_us), (4, 20.0));
+    assert_eq!(
+        (gemm_a.candidate.count, gemm_a.candidate.total_us),
+        (4, 24.0)
+    );
+    assert_eq!(gemm_a.baseline.kernel_sequence, ["gemm_a"]);
+    assert_eq!(gemm_a.candidate.kernel_sequence, ["gemm_a"]);
+
+    let mut lacking = window.clone();
+    lacking[2].ops.clear();
+    let mut unrecorded = window.clone();
+    unrecorded[1].ops[0].kernel_samples_us.clear();
+    for window in [lacking, unrecorded] {
+        let comparison = compare(&window, &candidate, &CompareOptions::default());
+        assert!(comparison.kernel_parts.is_empty());
+    }
+}

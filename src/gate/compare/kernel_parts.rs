@@ -16,7 +16,8 @@ use crate::gate::stats;
 
 /// The kernel parts of one matched row (`row` its comparison): one per
 /// kernel every side's row launches, when every side records its kernels'
-/// launches; none otherwise.
+/// launches; none otherwise (a side that records none launches no kernel
+/// of the candidate's).
 pub(super) fn kernel_parts(
     context: &Context<'_>,
     key: &OpKey,
@@ -25,11 +26,8 @@ pub(super) fn kernel_parts(
     row: &OpComparison,
 ) -> Vec<KernelPart> {
     let present: Vec<&OpSnapshot> = rows.iter().flatten().copied().collect();
-    let recorded = |op: &OpSnapshot| !op.kernel_samples_us.is_empty();
     if row.samples_basis != SamplesBasis::Invocations
         || candidate.graph.is_some()
-        || !recorded(candidate)
-        || !present.iter().all(|op| recorded(op))
         || present.len() != rows.len()
     {
         return Vec::new();

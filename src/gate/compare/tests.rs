@@ -16,7 +16,7 @@ use crate::gate::snapshot::tests::{
 };
 use crate::gate::snapshot::{KernelSamples, OpKey, OpSnapshot, StepSnapshot};
 use crate::gate::stats;
-use crate::gate::stats::SplitMix64;
+use crate::gate::stats::{Resampling, SplitMix64};
 
 const QWEN_H100: &str = "tracelens/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz";
 const QWEN_MI300: &str = "tracelens/mi300/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz";
@@ -1475,6 +1475,30 @@ fn a_kernel_parts_sides_are_its_kernels_over_the_runs() {
     );
     assert_eq!(gemm_a.baseline.kernel_sequence, ["gemm_a"]);
     assert_eq!(gemm_a.candidate.kernel_sequence, ["gemm_a"]);
+
+    // Launch by launch with one baseline run of as many launches, else
+    // each side resampled on its own.
+    let resampling = |window: &[Snapshot], candidate: &Snapshot| {
+        let comparison = compare(window, candidate, &CompareOptions::default());
+        comparison.kernel_parts[0].comparison.estimate.resampling
+    };
+    let (two, four) = (
+        launching_two_kernels(2, 10.0),
+        launching_two_kernels(4, 20.0),
+    );
+    assert_eq!(
+        resampling(std::slice::from_ref(&four), &candidate),
+        Resampling::Paired
+    );
+    assert_eq!(
+        resampling(std::slice::from_ref(&two), &candidate),
+        Resampling::Independent
+    );
+    assert_eq!(
+        resampling(&[two.clone(), two], &candidate),
+        Resampling::Independent
+    );
+    assert_eq!(resampling(&window, &candidate), Resampling::Independent);
 
     let mut lacking = window.clone();
     lacking[2].ops.clear();

@@ -1509,3 +1509,77 @@ fn a_kernel_parts_sides_are_its_kernels_over_the_runs() {
         assert!(comparison.kernel_parts.is_empty());
     }
 }
+
+/// A snapshot whose steps' busy times are `steps` and whose whole-trace
+/// busy time is `busy` (the steps' and the time between them).
+fn busy_steps(steps: &[f64], busy: f64) -> Snapshot {
+    let breakdown = |busy_time: f64| Breakdown {
+        busy_time,
+        ..Breakdown::default()
+    };
+    Snapshot {
+        timeline: breakdown(busy),
+        steps: steps
+            .iter()
+            .zip(1..)
+            .map(|(&busy, number)| StepSnapshot {
+                number,
+                host_duration_us: 100.0,
+                timeline: breakdown(busy),
+                kernel_time_us: 0.0,
+            })
+            .collect(),
+        ..tiny_snapshot()
+    }
+}
+
+fn busy_row(comparison: &Comparison) -> &TimelineComparison {
+    let row = comparison.timeline.iter().find(|m| m.metric == "busy_time");
+    row.expect("a busy_time row")
+}
+
+/// With steps on both sides a timeline metric is its steps' sum on the
+/// comparison's basis, with an interval over the steps (paired with one
+/// baseline run of as many steps) and their spread; without, the trace's
+/// value; a baseline of 0 has no Δ.
+#[test]
+fn a_timeline_metric_is_its_steps_sum_with_their_spread_and_interval() {
+    let baseline = busy_steps(&[4.0, 6.0], 12.0);
+    let comparison = compare_one(&baseline, &busy_steps(&[3.0; 4], 15.0));
+    let busy = busy_row(&comparison);
+    assert_eq!(
+        (busy.baseline_us, busy.candidate_us),
+        (10.0 / 2.0, 12.0 / 4.0)
+    );
+    assert!((busy.delta_percent.expect("a baseline") - -40.0).abs() < 1e-9);
+    assert!((busy.step_spread.expect("steps") - 0.2).abs() < 1e-12);
+    let estimate = busy.estimate.as_ref().expect("steps on both sides");
+    assert_eq!((estimate.n_baseline, estimate.n_candidate), (2, 4));
+    assert_eq!(busy.noise, None);
+    let idle = comparison.timeline.iter().find(|m| m.metric == "idle_time");
+    assert_eq!(idle.expect("an idle_time row").delta_percent, None);
+
+    let same_steps = compare_one(&baseline, &busy_steps(&[5.0, 7.0], 14.0));
+    let resampling = |c: &Comparison| busy_row(c).estimate.as_ref().map(|e| e.resampling);
+    assert_eq!(resampling(&same_steps), Some(Resampling::Paired));
+    let window = compare(
+        &[baseline.clone(), busy_steps(&[4.0, 6.0], 13.0)],
+        &busy_steps(&[5.0, 7.0], 14.0),
+        &CompareOptions::default(),
+    );
+    assert_eq!(resampling(&window), Some(Resampling::Independent));
+    assert_eq!(busy_row(&window).noise, Some(0.0));
+
+    // One candidate step: the traces' values per step, no interval.
+    let one_step = compare_one(&baseline, &busy_steps(&[9.0], 15.0));
+    let busy = busy_row(&one_step);
+    assert_eq!((busy.baseline_us, busy.candidate_us), (12.0 / 2.0, 15.0));
+    assert_eq!((busy.estimate.is_some(), busy.step_spread), (false, None));
+    // A baseline without steps in a window: the traces' values.
+    let mixed = compare(
+        &[baseline.clone(), busy_steps(&[], 12.0)],
+        &busy_steps(&[5.0, 7.0], 14.0),
+        &CompareOptions::default(),
+    );
+    assert_eq!(busy_row(&mixed).candidate_us, 14.0);
+}

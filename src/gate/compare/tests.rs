@@ -1583,3 +1583,52 @@ fn a_timeline_metric_is_its_steps_sum_with_their_spread_and_interval() {
     );
     assert_eq!(busy_row(&mixed).candidate_us, 14.0);
 }
+
+/// A matched row's interval is paired call by call with one baseline run of
+/// as many calls, each side resampled on its own over a window; and it is
+/// seeded by the row's whole key, its graph included, so two rows of equal
+/// calls in two graphs draw their own replicates.
+#[test]
+fn a_rows_interval_is_paired_with_one_run_and_seeded_by_its_whole_key() {
+    let snapshot = |ops: Vec<OpSnapshot>| Snapshot {
+        ops,
+        ..tiny_snapshot()
+    };
+    let calls = [10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0];
+    let slower = [11.0, 13.5, 12.0, 15.0, 14.5, 18.0, 16.0, 19.5];
+    let baseline = snapshot(vec![calls_row(&calls)]);
+    let candidate = snapshot(vec![calls_row(&slower)]);
+    let resampling = |comparison: &Comparison| comparison.ops[0].estimate.resampling;
+    assert_eq!(
+        resampling(&compare_one(&baseline, &candidate)),
+        Resampling::Paired
+    );
+    let window = compare(
+        &[baseline.clone(), baseline.clone()],
+        &candidate,
+        &CompareOptions::default(),
+    );
+    assert_eq!(resampling(&window), Resampling::Independent);
+
+    let in_graph = |row: OpSnapshot, graph: &str| OpSnapshot {
+        graph: Some(GraphPlace {
+            graph: graph.to_string(),
+            role: GraphRole::CapturedOp,
+            launch: "cudaGraphLaunch".to_string(),
+            variant: None,
+        }),
+        ..row
+    };
+    let two_graphs = |samples: &[f64]| {
+        snapshot(vec![
+            in_graph(calls_row(samples), "graph 1"),
+            in_graph(calls_row(samples), "graph 2"),
+        ])
+    };
+    let comparison = compare_one(&two_graphs(&calls), &two_graphs(&slower));
+    assert_eq!(comparison.ops.len(), 2);
+    assert_ne!(
+        comparison.ops[0].estimate.replicates,
+        comparison.ops[1].estimate.replicates
+    );
+}

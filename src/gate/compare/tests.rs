@@ -939,6 +939,13 @@ fn kernels_added_beyond_the_limit_are_summarised() {
     );
     let within = kernel_diff(&baseline, &names(&["a", "x", "b"])).expect("differs");
     assert!(!within.contains("summarised"), "{within}");
+    // Exactly the limit: still diffed line by line.
+    let mut at_limit = vec!["a".to_string()];
+    at_limit.extend((0..kernels::MAX_DIFF_LINES).map(|i| format!("k{i}")));
+    at_limit.push("b".to_string());
+    let diff = kernel_diff(&baseline, &at_limit).expect("differs");
+    assert!(!diff.contains("summarised"), "{}", &diff[..200]);
+    assert_eq!(diff.lines().filter(|l| l.starts_with("+k")).count(), 2_000);
 }
 
 /// A row the candidate calls more often per step is compared per call: its

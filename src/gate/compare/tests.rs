@@ -1639,3 +1639,28 @@ fn a_rows_interval_is_paired_with_one_run_and_seeded_by_its_whole_key() {
         comparison.ops[1].estimate.replicates
     );
 }
+
+/// A summary lists at most forty changed names, most changed first, and
+/// counts the rest.
+#[test]
+fn a_summary_lists_forty_names_and_counts_the_rest() {
+    let summary = |names: usize| {
+        let baseline = vec!["a".to_string(), "b".to_string()];
+        let mut candidate = vec!["a".to_string()];
+        for i in 0..names {
+            let launches = 2 * kernels::MAX_DIFF_LINES / names + i;
+            candidate.extend(std::iter::repeat_n(format!("k{i:02}"), launches));
+        }
+        candidate.push("b".to_string());
+        kernel_diff(&baseline, &candidate).expect("differs")
+    };
+    let forty = summary(40);
+    assert!(forty.contains("summarised"), "{}", &forty[..200]);
+    assert_eq!(forty.lines().filter(|l| l.starts_with("+k")).count(), 40);
+    assert!(!forty.contains("more names"), "{forty}");
+    let forty_one = summary(41);
+    let listed: Vec<&str> = forty_one.lines().filter(|l| l.starts_with("+k")).collect();
+    assert_eq!(listed.len(), 40);
+    assert!(listed[0].starts_with("+k40 ×"), "{forty_one}");
+    assert!(forty_one.ends_with(" … 1 more names\n"), "{forty_one}");
+}

@@ -149,9 +149,9 @@ pub fn compare(
     let mut notes = Vec::new();
     let runs = baselines.len();
     let baseline_steps: Vec<usize> = baselines.iter().map(|b| b.steps.len()).collect();
+    // Only a baseline run can differ: no run, no per-step basis.
     let step_counts_differ = baseline_steps.iter().any(|&n| n != candidate.steps.len());
-    let impact_basis = if runs > 0
-        && !candidate.steps.is_empty()
+    let impact_basis = if !candidate.steps.is_empty()
         && baseline_steps.iter().all(|&n| n > 0)
         && step_counts_differ
     {

@@ -4,7 +4,7 @@
 
 use super::expected::row_dtype;
 use super::*;
-use crate::analysis::hardware::{ComputeSpec, builtin_catalog};
+use crate::analysis::hardware::{ComputeSpec, Hardware, builtin_catalog};
 use crate::analysis::ops::category::Category;
 use crate::analysis::ops::stats::Stats;
 use crate::analysis::perf_model::dtype::Dtype;
@@ -1663,4 +1663,66 @@ fn a_summary_lists_forty_names_and_counts_the_rest() {
     assert_eq!(listed.len(), 40);
     assert!(listed[0].starts_with("+k40 ×"), "{forty_one}");
     assert!(forty_one.ends_with(" … 1 more names\n"), "{forty_one}");
+}
+
+/// Across platforms a row with a settled learned ratio expects it, and a
+/// note counts those rows; a ratio still learning leaves the hardware's,
+/// with the learning note; on one platform nothing is expected, however
+/// the policy names the hardware.
+#[test]
+fn learned_ratios_are_expected_across_platforms_once_settled() {
+    let catalog = builtin_catalog();
+    let h100 = catalog.by_name("H100 SXM").expect("h100").clone();
+    let mi300 = catalog.by_name("MI300X").expect("mi300x").clone();
+    let snapshot = tiny_snapshot();
+    let learned_over = |runs: usize| LearnedRatios {
+        rows: std::collections::BTreeMap::from([(
+            snapshot.ops[0].key(),
+            LearnedRatio {
+                ratio: 1.3,
+                spread: 0.02,
+                runs,
+            },
+        )]),
+        ..LearnedRatios::default()
+    };
+    let options = |candidate: &Hardware, runs: usize| CompareOptions {
+        baseline_hardware: Some(h100.clone()),
+        candidate_hardware: Some(candidate.clone()),
+        learned: Some(learned_over(runs)),
+        ..CompareOptions::default()
+    };
+    let run =
+        |options: &CompareOptions| compare(std::slice::from_ref(&snapshot), &snapshot, options);
+
+    let settled = run(&options(&mi300, 4));
+    assert!(settled.cross_platform);
+    let expected = settled.ops[0].expected.expect("a learned ratio");
+    assert_eq!(expected.ratio, 1.3);
+    assert_eq!(
+        expected.basis,
+        ExpectationBasis::History {
+            runs: 4,
+            spread: 0.02
+        }
+    );
+    assert!(settled.notes.iter().any(|n| n.starts_with(
+        "expected ratios learned from up to 4 earlier paired run(s) for 1 of 1 matched op rows"
+    )));
+
+    let learning = run(&options(&mi300, 2));
+    let expected = learning.ops[0].expected.expect("the hardware's ratio");
+    assert_eq!(expected.basis, ExpectationBasis::Roofline);
+    assert!(learning.notes.contains(&learning_note(2)));
+    assert!(
+        !learning
+            .notes
+            .iter()
+            .any(|n| n.starts_with("expected ratios learned"))
+    );
+
+    let same = run(&options(&h100, 4));
+    assert!(!same.cross_platform);
+    assert_eq!(same.ops[0].expected, None);
+    assert!(!same.notes.iter().any(|n| n.contains("learn")));
 }

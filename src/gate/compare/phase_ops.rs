@@ -176,6 +176,7 @@ mod tests {
     use crate::gate::compare::{CompareOptions, SamplesBasis, compare};
     use crate::gate::snapshot::tests::tiny_snapshot;
     use crate::gate::snapshot::{InferenceStepSnapshot, Snapshot};
+    use crate::gate::stats::Resampling;
 
     /// Steps of `(phase, [(op, µs)])`.
     fn steps(steps: &[(Phase, &[(&str, f64)])]) -> Snapshot {
@@ -271,5 +272,12 @@ mod tests {
             &CompareOptions::default(),
         );
         assert_eq!(comparison.phase_ops.len(), 1);
+        // One baseline run of as many steps: paired step by step.
+        let estimate = &comparison.phase_ops[0].comparison.estimate;
+        assert_eq!(estimate.resampling, Resampling::Paired);
+        let window = [with_ops.clone(), with_ops.clone()];
+        let comparison = compare(&window, &with_ops, &CompareOptions::default());
+        let estimate = &comparison.phase_ops[0].comparison.estimate;
+        assert_eq!(estimate.resampling, Resampling::Independent);
     }
 }

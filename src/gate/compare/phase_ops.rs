@@ -275,7 +275,8 @@ mod tests {
         // One baseline run of as many steps: paired step by step.
         let estimate = &comparison.phase_ops[0].comparison.estimate;
         assert_eq!(estimate.resampling, Resampling::Paired);
-        let window = [with_ops.clone(), with_ops.clone()];
+        let one_step = steps(&[(Decode, &[("aten::mm", 4.0)])]);
+        let window = [one_step.clone(), one_step];
         let comparison = compare(&window, &with_ops, &CompareOptions::default());
         let estimate = &comparison.phase_ops[0].comparison.estimate;
         assert_eq!(estimate.resampling, Resampling::Independent);

@@ -173,9 +173,10 @@ fn compare_phase_op(
 #[cfg(test)]
 mod tests {
     use crate::analysis::profile::Phase::{self, Decode, Mixed, Prefill};
+    use crate::analysis::timeline::Breakdown;
     use crate::gate::compare::{CompareOptions, SamplesBasis, compare};
     use crate::gate::snapshot::tests::tiny_snapshot;
-    use crate::gate::snapshot::{InferenceStepSnapshot, Snapshot};
+    use crate::gate::snapshot::{InferenceStepSnapshot, Snapshot, StepSnapshot};
     use crate::gate::stats::Resampling;
 
     /// Steps of `(phase, [(op, µs)])`.
@@ -236,6 +237,7 @@ mod tests {
             (15.0, 16.0 * 3.0 / 2.0)
         );
         assert_eq!(mm.impact_us, 9.0);
+        assert_eq!((mm.baseline.runs, mm.candidate.runs), (1, 1));
         assert_eq!(mm.baseline.category, tiny_snapshot().ops[0].category);
         let add = &comparison.phase_ops[1].comparison;
         assert_eq!(add.candidate.time_us, 1.0 * 3.0 / 2.0);
@@ -272,6 +274,28 @@ mod tests {
             &CompareOptions::default(),
         );
         assert_eq!(comparison.phase_ops.len(), 1);
+        // Profiled steps that differ in number: each side per its own step.
+        let profiled = |steps: u64| Snapshot {
+            steps: (1..=steps)
+                .map(|number| StepSnapshot {
+                    number,
+                    host_duration_us: 1.0,
+                    timeline: Breakdown::default(),
+                    kernel_time_us: 0.0,
+                })
+                .collect(),
+            ..with_ops.clone()
+        };
+        let per_step = compare(
+            std::slice::from_ref(&profiled(2)),
+            &profiled(4),
+            &CompareOptions::default(),
+        );
+        let mm = &per_step.phase_ops[0].comparison;
+        assert_eq!(
+            (mm.baseline.time_us, mm.candidate.time_us),
+            (9.0 / 2.0, 9.0 / 4.0)
+        );
         // One baseline run of as many steps: paired step by step.
         let estimate = &comparison.phase_ops[0].comparison.estimate;
         assert_eq!(estimate.resampling, Resampling::Paired);

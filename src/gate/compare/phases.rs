@@ -124,6 +124,7 @@ mod tests {
     fn each_phase_both_sides_ran_is_compared_with_itself() {
         let baseline = steps(&[
             (Prefill, 100.0),
+            (Prefill, 100.0),
             (Decode, 10.0),
             (Decode, 12.0),
             (Decode, 11.0),

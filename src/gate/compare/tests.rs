@@ -1726,3 +1726,28 @@ fn learned_ratios_are_expected_across_platforms_once_settled() {
     assert_eq!(same.ops[0].expected, None);
     assert!(!same.notes.iter().any(|n| n.contains("learn")));
 }
+
+/// A row called as often per step on both sides is compared per step, even
+/// when the sides profiled other numbers of steps.
+#[test]
+fn a_row_called_as_often_per_step_is_compared_per_step_over_other_step_counts() {
+    let row = |steps: &[(u64, f64)], calls_per_step: usize| {
+        let samples = vec![2.0; steps.len() * calls_per_step];
+        OpSnapshot {
+            step_us: steps.to_vec(),
+            ..calls_row(&samples)
+        }
+    };
+    let snapshot = |op: OpSnapshot, steps: u64| Snapshot {
+        ops: vec![op],
+        steps: steps_of(steps),
+        ..tiny_snapshot()
+    };
+    let baseline = snapshot(row(&[(1, 4.0), (2, 4.0)], 2), 2);
+    let candidate = snapshot(row(&[(1, 4.0), (2, 4.0), (3, 4.0), (4, 4.0)], 2), 4);
+    let comparison = compare_one(&baseline, &candidate);
+    assert_eq!(comparison.ops[0].samples_basis, SamplesBasis::Steps);
+    let twice_as_often = snapshot(row(&[(1, 8.0), (2, 8.0), (3, 8.0), (4, 8.0)], 4), 4);
+    let comparison = compare_one(&baseline, &twice_as_often);
+    assert_eq!(comparison.ops[0].samples_basis, SamplesBasis::Invocations);
+}

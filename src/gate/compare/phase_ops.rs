@@ -173,10 +173,10 @@ fn compare_phase_op(
 #[cfg(test)]
 mod tests {
     use crate::analysis::profile::Phase::{self, Decode, Mixed, Prefill};
-    use crate::analysis::timeline::Breakdown;
+    use crate::gate::compare::tests::steps_of;
     use crate::gate::compare::{CompareOptions, SamplesBasis, compare};
     use crate::gate::snapshot::tests::tiny_snapshot;
-    use crate::gate::snapshot::{InferenceStepSnapshot, Snapshot, StepSnapshot};
+    use crate::gate::snapshot::{InferenceStepSnapshot, Snapshot};
     use crate::gate::stats::Resampling;
 
     /// Steps of `(phase, [(op, µs)])`.
@@ -276,14 +276,7 @@ mod tests {
         assert_eq!(comparison.phase_ops.len(), 1);
         // Profiled steps that differ in number: each side per its own step.
         let profiled = |steps: u64| Snapshot {
-            steps: (1..=steps)
-                .map(|number| StepSnapshot {
-                    number,
-                    host_duration_us: 1.0,
-                    timeline: Breakdown::default(),
-                    kernel_time_us: 0.0,
-                })
-                .collect(),
+            steps: steps_of(steps),
             ..with_ops.clone()
         };
         let per_step = compare(

@@ -1146,14 +1146,7 @@ fn with_families(families: &[(&str, u64, f64, &[f64])], steps: u64) -> Snapshot 
                 samples_us: samples.to_vec(),
             })
             .collect(),
-        steps: (1..=steps)
-            .map(|number| StepSnapshot {
-                number,
-                host_duration_us: 10.0,
-                timeline: Breakdown::default(),
-                kernel_time_us: 0.0,
-            })
-            .collect(),
+        steps: steps_of(steps),
         ..tiny_snapshot()
     }
 }
@@ -1224,7 +1217,8 @@ fn calls_row(samples: &[f64]) -> OpSnapshot {
     }
 }
 
-fn steps_of(count: u64) -> Vec<StepSnapshot> {
+/// Profiled steps `1..=count` (their figures are not compared).
+pub(super) fn steps_of(count: u64) -> Vec<StepSnapshot> {
     (1..=count)
         .map(|number| StepSnapshot {
             number,

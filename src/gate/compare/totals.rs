@@ -276,10 +276,10 @@ fn compare_total(context: &Context<'_>, key: &TotalKey, group: &Group<'_>) -> Op
 mod tests {
     use crate::analysis::ops::stats::Stats;
     use crate::analysis::profile::{GraphPlace, GraphRole};
-    use crate::analysis::timeline::Breakdown;
+    use crate::gate::compare::tests::steps_of;
     use crate::gate::compare::{CompareOptions, Comparison, ImpactBasis, SamplesBasis, compare};
     use crate::gate::snapshot::tests::tiny_snapshot;
-    use crate::gate::snapshot::{OpSnapshot, Snapshot, StepSnapshot};
+    use crate::gate::snapshot::{OpSnapshot, Snapshot};
 
     /// A row of `name` and `dims` at call site `path`, with its time in
     /// each profiler step (one call per step).
@@ -299,14 +299,7 @@ mod tests {
     fn run(ops: Vec<OpSnapshot>, steps: u64, platform: &str) -> Snapshot {
         let mut snapshot = Snapshot {
             ops,
-            steps: (1..=steps)
-                .map(|number| StepSnapshot {
-                    number,
-                    host_duration_us: 100.0,
-                    timeline: Breakdown::default(),
-                    kernel_time_us: 0.0,
-                })
-                .collect(),
+            steps: steps_of(steps),
             ..tiny_snapshot()
         };
         snapshot.fingerprint.platform = Some(platform.to_string());

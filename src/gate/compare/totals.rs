@@ -280,6 +280,7 @@ mod tests {
     use crate::gate::compare::{CompareOptions, Comparison, ImpactBasis, SamplesBasis, compare};
     use crate::gate::snapshot::tests::tiny_snapshot;
     use crate::gate::snapshot::{OpSnapshot, Snapshot};
+    use crate::gate::stats;
 
     /// A row of `name` and `dims` at call site `path`, with its time in
     /// each profiler step (one call per step).
@@ -408,6 +409,55 @@ mod tests {
         assert_eq!((mm.baseline.time_us, mm.candidate.time_us), (10.0, 14.0));
         assert_eq!(mm.impact_us, 4.0);
         assert_eq!(mm.estimate.interval, None);
+    }
+
+    /// A total is compared step by step only when both sides have two
+    /// steps or more, else run against run; one baseline run's steps are
+    /// paired with the candidate's (the same resampling as
+    /// `paired_ratio_of_medians_ci` under the total's seed).
+    #[test]
+    fn a_total_pairs_its_steps_with_one_baseline_run_and_needs_steps_on_both_sides() {
+        let steps =
+            |times: &[f64]| -> Vec<(u64, f64)> { (1..).zip(times.iter().copied()).collect() };
+        let base_times = [10.0, 14.0, 9.0, 13.0, 11.0, 16.0, 10.5, 12.0];
+        let cand_times = [12.0, 13.0, 15.0, 11.0, 17.0, 12.5, 14.0, 13.5];
+        let baseline = run(
+            vec![row("aten::mm", "A", None, &steps(&base_times))],
+            8,
+            "CUDA",
+        );
+        let candidate = run(
+            vec![row("aten::mm", "B", None, &steps(&cand_times))],
+            8,
+            "CUDA",
+        );
+        let options = CompareOptions::default();
+        let comparison = compare(std::slice::from_ref(&baseline), &candidate, &options);
+        let mm = &comparison.op_totals[0];
+        assert_eq!(mm.samples_basis, SamplesBasis::Steps);
+        let seed = stats::seed_from_parts(options.seed, &["total", "aten::mm", ""]);
+        let paired = stats::paired_ratio_of_medians_ci(
+            &base_times,
+            &cand_times,
+            options.confidence,
+            options.resamples,
+            seed,
+        );
+        let unpaired = stats::ratio_of_medians_ci(
+            &base_times,
+            &cand_times,
+            options.confidence,
+            options.resamples,
+            seed,
+        );
+        assert_ne!(paired, unpaired, "the data must tell the two apart");
+        assert_eq!(mm.estimate, paired);
+
+        let one_step = run(vec![row("aten::mm", "B", None, &[(1, 13.0)])], 1, "CUDA");
+        let comparison = compare(std::slice::from_ref(&baseline), &one_step, &options);
+        let mm = &comparison.op_totals[0];
+        assert_eq!(mm.samples_basis, SamplesBasis::Runs);
+        assert_eq!((mm.estimate.n_baseline, mm.estimate.n_candidate), (1, 1));
     }
 
     /// Across CUDA and ROCm a vendor library's op pairs with its twin under

@@ -990,3 +990,79 @@ fn the_headline_of_a_pass_names_its_accepted_findings() {
         unchanged.headline
     );
 }
+
+/// A collective's row is left to the timeline's exposed-communication
+/// rule: the same slowdown that fails a compute row raises nothing on it.
+#[test]
+fn a_slower_collective_is_not_judged_as_compute() {
+    let baseline = example_snapshot();
+    let index = row_with_share(&baseline, 3.0, 100.0);
+    let candidate = scaled(&baseline, index, 1.5, [1.5, 1.5, 1.5]);
+    let verdict = verdict_of(&baseline, &candidate);
+    assert_eq!(
+        regression_on(&verdict, &baseline, index).severity,
+        Severity::Fail
+    );
+
+    let as_collective = |snapshot: &Snapshot| {
+        let mut copy = snapshot.clone();
+        copy.ops[index].category = crate::analysis::ops::category::Category::Comm;
+        copy
+    };
+    let (baseline, candidate) = (as_collective(&baseline), as_collective(&candidate));
+    let verdict = verdict_of(&baseline, &candidate);
+    let name = &baseline.ops[index].name;
+    let on_it: Vec<&Finding> = verdict
+        .findings
+        .iter()
+        .filter(|f| f.op.as_ref().is_some_and(|op| &op.name == name))
+        .filter(|f| f.kind == FindingKind::Regression)
+        .collect();
+    assert!(on_it.is_empty(), "{on_it:#?}");
+}
+
+/// An op whose shapes changed is judged by its total: its new and missing
+/// shapes raise no finding of their own. An op of another name at the
+/// same call site, or of the same name at another, is new on its own.
+#[test]
+fn new_and_missing_shapes_of_an_op_with_a_total_are_left_to_the_total() {
+    let snapshot = example_snapshot();
+    let index = row_with_share(&snapshot, 3.0, 100.0);
+    let mut comparison = compare(
+        std::slice::from_ref(&snapshot),
+        &snapshot,
+        &CompareOptions::default(),
+    );
+    let row = comparison.ops[matched_row(&comparison, &snapshot.ops[index])].clone();
+    let reshaped = |mut side: crate::gate::compare::OpSide| {
+        side.key.input_dims = "[[12345]]".to_string();
+        side
+    };
+    comparison.op_totals.push(row.clone());
+    comparison.new_ops.push(reshaped(row.candidate.clone()));
+    comparison.missing_ops.push(reshaped(row.baseline.clone()));
+    let mut other_name = row.candidate.clone();
+    other_name.key.name = "aten::other_op".to_string();
+    let mut other_site = row.candidate.clone();
+    other_site.module_path = Some("Elsewhere/Linear".to_string());
+    comparison.new_ops.extend([other_name, other_site]);
+
+    let verdict = verdict_of_comparison(comparison, &snapshot, &Policy::default());
+    let of_kind = |kind: FindingKind| -> Vec<(&str, Option<&str>)> {
+        verdict
+            .findings
+            .iter()
+            .filter(|f| f.kind == kind)
+            .filter_map(|f| f.op.as_ref())
+            .map(|op| (op.name.as_str(), op.module_path.as_deref()))
+            .collect()
+    };
+    assert_eq!(
+        of_kind(FindingKind::NewOp),
+        [
+            ("aten::other_op", row.candidate.module_path.as_deref()),
+            (row.candidate.key.name.as_str(), Some("Elsewhere/Linear")),
+        ]
+    );
+    assert_eq!(of_kind(FindingKind::MissingOp), []);
+}

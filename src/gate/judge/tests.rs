@@ -1066,3 +1066,132 @@ fn new_and_missing_shapes_of_an_op_with_a_total_are_left_to_the_total() {
     );
     assert_eq!(of_kind(FindingKind::MissingOp), []);
 }
+
+/// The example with one row ×`factor` slower, compared, that row moved
+/// from the matched rows to the op totals (as an op whose shapes all
+/// changed is compared); the row's name and the candidate.
+fn slower_total(factor: f64) -> (Comparison, String, Snapshot) {
+    let baseline = example_snapshot();
+    let index = row_with_share(&baseline, 3.0, 100.0);
+    let candidate = scaled(&baseline, index, factor, [factor; 3]);
+    let mut comparison = compare(
+        std::slice::from_ref(&baseline),
+        &candidate,
+        &CompareOptions::default(),
+    );
+    let total = comparison
+        .ops
+        .remove(matched_row(&comparison, &candidate.ops[index]));
+    comparison.op_totals = vec![total];
+    // Only the total speaks for the op: its phase rows, kernel parts and
+    // kernel families would judge the same slowdown.
+    comparison.phase_ops.clear();
+    comparison.kernel_parts.clear();
+    comparison.kernel_families.clear();
+    (comparison, baseline.ops[index].name.clone(), candidate)
+}
+
+fn regressions_named(verdict: &Verdict, name: &str) -> usize {
+    verdict
+        .findings
+        .iter()
+        .filter(|f| f.kind == FindingKind::Regression)
+        .filter(|f| f.op.as_ref().is_some_and(|op| op.name == name))
+        .count()
+}
+
+/// An op total is judged as a row is: a slower total fails once; not
+/// again when a row of the op is already flagged, not for a collective,
+/// and not when both sides are below the noise section's minimum time
+/// (at exactly the minimum it is judged).
+#[test]
+fn a_slower_op_total_fails_once_unless_left_to_another_rule() {
+    let policy = Policy::default();
+    let (comparison, name, candidate) = slower_total(1.5);
+    let verdict = verdict_of_comparison(comparison.clone(), &candidate, &policy);
+    assert_eq!(
+        regressions_named(&verdict, &name),
+        1,
+        "{:#?}",
+        verdict.findings
+    );
+
+    let mut flagged_row_too = comparison.clone();
+    flagged_row_too.ops.push(comparison.op_totals[0].clone());
+    let verdict = verdict_of_comparison(flagged_row_too, &candidate, &policy);
+    assert_eq!(
+        regressions_named(&verdict, &name),
+        1,
+        "{:#?}",
+        verdict.findings
+    );
+
+    let mut collective = comparison.clone();
+    collective.op_totals[0].candidate.category = crate::analysis::ops::category::Category::Comm;
+    let verdict = verdict_of_comparison(collective, &candidate, &policy);
+    assert_eq!(
+        regressions_named(&verdict, &name),
+        0,
+        "{:#?}",
+        verdict.findings
+    );
+
+    let total = &comparison.op_totals[0];
+    let largest = total.baseline.time_us.max(total.candidate.time_us);
+    for (min_time_us, judged) in [(largest, 1), (largest * 1.01, 0)] {
+        let mut policy = Policy::default();
+        policy.noise.min_time_us = min_time_us;
+        let verdict = verdict_of_comparison(comparison.clone(), &candidate, &policy);
+        assert_eq!(
+            regressions_named(&verdict, &name),
+            judged,
+            "minimum {min_time_us} µs"
+        );
+    }
+
+    // The total's measured run-to-run noise (a fraction) raises its
+    // threshold: a 50% slowdown passes 40% of noise and not 60%.
+    for (noise, judged) in [(0.4, 1), (0.6, 0)] {
+        let mut noisy = comparison.clone();
+        noisy.op_totals[0].noise = Some(noise);
+        let verdict = verdict_of_comparison(noisy, &candidate, &policy);
+        assert_eq!(regressions_named(&verdict, &name), judged, "noise {noise}");
+    }
+}
+
+/// An op row of one phase is judged as a row is, its finding naming the
+/// phase; a collective's is left to the timeline.
+#[test]
+fn a_slower_op_in_one_phase_fails_naming_the_phase() {
+    let policy = Policy::default();
+    let (mut comparison, name, candidate) = slower_total(1.5);
+    let row = comparison.op_totals.remove(0);
+    comparison.phase_ops = vec![crate::gate::compare::PhaseOpComparison {
+        phase: crate::analysis::profile::Phase::Decode,
+        comparison: row,
+    }];
+    let verdict = verdict_of_comparison(comparison.clone(), &candidate, &policy);
+    let found: Vec<&Finding> = verdict
+        .findings
+        .iter()
+        .filter(|f| f.kind == FindingKind::Regression)
+        .collect();
+    assert_eq!(found.len(), 1, "{:#?}", verdict.findings);
+    assert_eq!(found[0].metric, "op time per decode step");
+    let message = &found[0].message;
+    assert!(
+        message.starts_with(&format!("{name} in decode steps"))
+            && message.contains(" is 50.0% slower per decode step (range over 3 decode steps "),
+        "{message}"
+    );
+
+    comparison.phase_ops[0].comparison.candidate.category =
+        crate::analysis::ops::category::Category::Comm;
+    let verdict = verdict_of_comparison(comparison, &candidate, &policy);
+    assert_eq!(
+        regressions_named(&verdict, &name),
+        0,
+        "{:#?}",
+        verdict.findings
+    );
+}

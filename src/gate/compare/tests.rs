@@ -1363,22 +1363,19 @@ fn the_notes_count_rows_without_an_interval_and_rows_with_other_kernels() {
         kernel_sequence: vec![kernel.to_string()],
         ..calls_row(samples)
     };
-    let baseline = stepped(
-        0,
-        vec![
-            op("a", &[5.0], "k"),
-            op("b", &[5.0, 6.0], "k"),
-            op("c", &[5.0, 6.0], "k"),
-        ],
-    );
-    let one_diff = stepped(
-        0,
-        vec![
-            op("a", &[5.0], "k"),
-            op("b", &[5.0, 6.0], "k2"),
-            op("c", &[5.0, 6.0], "k"),
-        ],
-    );
+    // Rows a (one sample), b and c (two), launching these kernels.
+    let launching = |[a, b, c]: [&str; 3]| {
+        stepped(
+            0,
+            vec![
+                op("a", &[5.0], a),
+                op("b", &[5.0, 6.0], b),
+                op("c", &[5.0, 6.0], c),
+            ],
+        )
+    };
+    let baseline = launching(["k", "k", "k"]);
+    let one_diff = launching(["k", "k2", "k"]);
     let comparison = compare_one(&baseline, &one_diff);
     assert!(
         comparison.notes.contains(
@@ -1392,14 +1389,7 @@ fn the_notes_count_rows_without_an_interval_and_rows_with_other_kernels() {
             .notes
             .contains(&"1 matched op row launches a different kernel sequence".to_string())
     );
-    let two_diffs = stepped(
-        0,
-        vec![
-            op("a", &[5.0], "k3"),
-            op("b", &[5.0, 6.0], "k2"),
-            op("c", &[5.0, 6.0], "k"),
-        ],
-    );
+    let two_diffs = launching(["k3", "k2", "k"]);
     let comparison = compare_one(&baseline, &two_diffs);
     assert!(
         comparison

@@ -7,9 +7,11 @@
 //! and the units of its limit.
 
 use super::*;
+use crate::analysis::ops::category::Category;
 use crate::analysis::ops::stats::Stats;
+use crate::analysis::profile::Phase;
 use crate::gate::compare::tests::matched_row;
-use crate::gate::compare::{CompareOptions, compare};
+use crate::gate::compare::{CompareOptions, OpSide, PhaseOpComparison, compare};
 use crate::gate::snapshot::tests::example_snapshot;
 use crate::gate::stats::IntervalKind;
 use crate::gate::verdict::{Finding, NoiseSource, Per, SingleSampleNoise};
@@ -991,6 +993,16 @@ fn the_headline_of_a_pass_names_its_accepted_findings() {
     );
 }
 
+/// The regression findings on ops named `name`.
+fn regressions_named(verdict: &Verdict, name: &str) -> usize {
+    verdict
+        .findings
+        .iter()
+        .filter(|f| f.kind == FindingKind::Regression)
+        .filter(|f| f.op.as_ref().is_some_and(|op| op.name == name))
+        .count()
+}
+
 /// A collective's row is left to the timeline's exposed-communication
 /// rule: the same slowdown that fails a compute row raises nothing on it.
 #[test]
@@ -1006,19 +1018,18 @@ fn a_slower_collective_is_not_judged_as_compute() {
 
     let as_collective = |snapshot: &Snapshot| {
         let mut copy = snapshot.clone();
-        copy.ops[index].category = crate::analysis::ops::category::Category::Comm;
+        copy.ops[index].category = Category::Comm;
         copy
     };
     let (baseline, candidate) = (as_collective(&baseline), as_collective(&candidate));
     let verdict = verdict_of(&baseline, &candidate);
     let name = &baseline.ops[index].name;
-    let on_it: Vec<&Finding> = verdict
-        .findings
-        .iter()
-        .filter(|f| f.op.as_ref().is_some_and(|op| &op.name == name))
-        .filter(|f| f.kind == FindingKind::Regression)
-        .collect();
-    assert!(on_it.is_empty(), "{on_it:#?}");
+    assert_eq!(
+        regressions_named(&verdict, name),
+        0,
+        "{:#?}",
+        verdict.findings
+    );
 }
 
 /// An op whose shapes changed is judged by its total: its new and missing
@@ -1034,7 +1045,7 @@ fn new_and_missing_shapes_of_an_op_with_a_total_are_left_to_the_total() {
         &CompareOptions::default(),
     );
     let row = comparison.ops[matched_row(&comparison, &snapshot.ops[index])].clone();
-    let reshaped = |mut side: crate::gate::compare::OpSide| {
+    let reshaped = |mut side: OpSide| {
         side.key.input_dims = "[[12345]]".to_string();
         side
     };
@@ -1091,15 +1102,6 @@ fn slower_total(factor: f64) -> (Comparison, String, Snapshot) {
     (comparison, baseline.ops[index].name.clone(), candidate)
 }
 
-fn regressions_named(verdict: &Verdict, name: &str) -> usize {
-    verdict
-        .findings
-        .iter()
-        .filter(|f| f.kind == FindingKind::Regression)
-        .filter(|f| f.op.as_ref().is_some_and(|op| op.name == name))
-        .count()
-}
-
 /// An op total is judged as a row is: a slower total fails once; not
 /// again when a row of the op is already flagged, not for a collective,
 /// and not when both sides are below the noise section's minimum time
@@ -1127,7 +1129,7 @@ fn a_slower_op_total_fails_once_unless_left_to_another_rule() {
     );
 
     let mut collective = comparison.clone();
-    collective.op_totals[0].candidate.category = crate::analysis::ops::category::Category::Comm;
+    collective.op_totals[0].candidate.category = Category::Comm;
     let verdict = verdict_of_comparison(collective, &candidate, &policy);
     assert_eq!(
         regressions_named(&verdict, &name),
@@ -1166,8 +1168,8 @@ fn a_slower_op_in_one_phase_fails_naming_the_phase() {
     let policy = Policy::default();
     let (mut comparison, name, candidate) = slower_total(1.5);
     let row = comparison.op_totals.remove(0);
-    comparison.phase_ops = vec![crate::gate::compare::PhaseOpComparison {
-        phase: crate::analysis::profile::Phase::Decode,
+    comparison.phase_ops = vec![PhaseOpComparison {
+        phase: Phase::Decode,
         comparison: row,
     }];
     let verdict = verdict_of_comparison(comparison.clone(), &candidate, &policy);
@@ -1185,8 +1187,7 @@ fn a_slower_op_in_one_phase_fails_naming_the_phase() {
         "{message}"
     );
 
-    comparison.phase_ops[0].comparison.candidate.category =
-        crate::analysis::ops::category::Category::Comm;
+    comparison.phase_ops[0].comparison.candidate.category = Category::Comm;
     let verdict = verdict_of_comparison(comparison, &candidate, &policy);
     assert_eq!(
         regressions_named(&verdict, &name),

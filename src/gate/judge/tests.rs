@@ -16,6 +16,7 @@ use crate::gate::snapshot::tests::example_snapshot;
 use crate::gate::stats::IntervalKind;
 use crate::gate::verdict::{Finding, NoiseSource, Per, SingleSampleNoise};
 
+mod families;
 mod properties;
 
 /// The verdict of `candidate` against `baseline` under the default policy,

@@ -12,12 +12,14 @@ use crate::analysis::ops::stats::Stats;
 use crate::analysis::profile::Phase;
 use crate::gate::compare::tests::matched_row;
 use crate::gate::compare::{CompareOptions, OpSide, PhaseOpComparison, compare};
+use crate::gate::snapshot::OpSnapshot;
 use crate::gate::snapshot::tests::example_snapshot;
 use crate::gate::stats::IntervalKind;
 use crate::gate::verdict::{Finding, NoiseSource, Per, SingleSampleNoise};
 
 mod families;
 mod properties;
+mod workload;
 
 /// The verdict of `candidate` against `baseline` under the default policy,
 /// as `check` judges one pair.
@@ -35,6 +37,15 @@ fn verdict_under(baseline: &Snapshot, candidate: &Snapshot, policy: &Policy) -> 
     verdict_of_comparison(comparison, candidate, policy)
 }
 
+/// `snapshot` compared with itself: every row matched and unchanged.
+fn compared_with_itself(snapshot: &Snapshot) -> Comparison {
+    compare(
+        std::slice::from_ref(snapshot),
+        snapshot,
+        &CompareOptions::default(),
+    )
+}
+
 /// The verdict on one comparison of one platform, as `check` judges a pair.
 fn verdict_of_comparison(comparison: Comparison, candidate: &Snapshot, policy: &Policy) -> Verdict {
     judge(
@@ -48,23 +59,27 @@ fn verdict_of_comparison(comparison: Comparison, candidate: &Snapshot, policy: &
     )
 }
 
-/// The index of the row with the most time among those holding between
-/// `low` and `high` % of the example's GPU time in all three steps.
-fn row_with_share(snapshot: &Snapshot, low: f64, high: f64) -> usize {
-    let busy = snapshot.timeline.busy_time;
+/// The index of the row with the most time among those `keep` accepts.
+fn largest_row_where(snapshot: &Snapshot, keep: impl Fn(&OpSnapshot) -> bool) -> Option<usize> {
     (0..snapshot.ops.len())
-        .filter(|&i| {
-            let op = &snapshot.ops[i];
-            let share = op.direct.sum / busy * 100.0;
-            op.step_us.len() == 3 && op.graph.is_none() && (low..high).contains(&share)
-        })
+        .filter(|&i| keep(&snapshot.ops[i]))
         .max_by(|&a, &b| {
             snapshot.ops[a]
                 .direct
                 .sum
                 .total_cmp(&snapshot.ops[b].direct.sum)
         })
-        .unwrap_or_else(|| panic!("no row holds {low}–{high}% of the example's GPU time"))
+}
+
+/// The index of the row with the most time among those holding between
+/// `low` and `high` % of the example's GPU time in all three steps.
+fn row_with_share(snapshot: &Snapshot, low: f64, high: f64) -> usize {
+    let busy = snapshot.timeline.busy_time;
+    largest_row_where(snapshot, |op| {
+        let share = op.direct.sum / busy * 100.0;
+        op.step_us.len() == 3 && op.graph.is_none() && (low..high).contains(&share)
+    })
+    .unwrap_or_else(|| panic!("no row holds {low}–{high}% of the example's GPU time"))
 }
 
 /// The indices of `name`'s rows that run in all three of the example's
@@ -995,6 +1010,17 @@ fn the_headline_of_a_pass_names_its_accepted_findings() {
 }
 
 /// The regression findings on ops named `name`.
+/// Asserts that `verdict` has `expected` regressions about op `name`,
+/// listing its findings when not.
+fn assert_regressions_named(verdict: &Verdict, name: &str, expected: usize) {
+    assert_eq!(
+        regressions_named(verdict, name),
+        expected,
+        "{:#?}",
+        verdict.findings
+    );
+}
+
 fn regressions_named(verdict: &Verdict, name: &str) -> usize {
     verdict
         .findings
@@ -1040,11 +1066,7 @@ fn a_slower_collective_is_not_judged_as_compute() {
 fn new_and_missing_shapes_of_an_op_with_a_total_are_left_to_the_total() {
     let snapshot = example_snapshot();
     let index = row_with_share(&snapshot, 3.0, 100.0);
-    let mut comparison = compare(
-        std::slice::from_ref(&snapshot),
-        &snapshot,
-        &CompareOptions::default(),
-    );
+    let mut comparison = compared_with_itself(&snapshot);
     let row = comparison.ops[matched_row(&comparison, &snapshot.ops[index])].clone();
     let reshaped = |mut side: OpSide| {
         side.key.input_dims = "[[12345]]".to_string();
@@ -1103,52 +1125,82 @@ fn slower_total(factor: f64) -> (Comparison, String, Snapshot) {
     (comparison, baseline.ops[index].name.clone(), candidate)
 }
 
+/// The example's comparison with one row below the time floor 1.5×
+/// slower and nothing else judging it (no op total, phase rows, kernel
+/// parts or families); the row's index in it, its op name, the candidate,
+/// and a policy under which the row alone fails: its floor exactly the
+/// row's larger side, no impact minimum.
+fn small_slower_row() -> (Comparison, usize, String, Snapshot, Policy) {
+    let baseline = example_snapshot();
+    let floor = Policy::default()
+        .noise
+        .min_time_for(baseline.timeline.busy_time);
+    let index = largest_row_where(&baseline, |op| {
+        op.step_us.len() == 3
+            && op.graph.is_none()
+            && op.direct.sum > 0.0
+            && op.direct.sum * 1.5 < floor
+    })
+    .expect("a row below the example's time floor");
+    let candidate = scaled(&baseline, index, 1.5, [1.5; 3]);
+    let mut comparison = compare(
+        std::slice::from_ref(&baseline),
+        &candidate,
+        &CompareOptions::default(),
+    );
+    comparison.op_totals.clear();
+    comparison.phase_ops.clear();
+    comparison.kernel_parts.clear();
+    comparison.kernel_families.clear();
+    let row = matched_row(&comparison, &candidate.ops[index]);
+    let op = &comparison.ops[row];
+    let mut policy = Policy::default();
+    policy.noise.min_time_us = op.baseline.time_us.max(op.candidate.time_us);
+    policy.noise.min_impact_percent = 0.0;
+    let name = baseline.ops[index].name.clone();
+    (comparison, row, name, candidate, policy)
+}
+
 /// An op total is judged as a row is: a slower total fails once; not
 /// again when a row of the op is already flagged, not for a collective,
-/// and not when both sides are below the noise section's minimum time
-/// (at exactly the minimum it is judged).
+/// and not when both sides are below a row's time floor (at exactly the
+/// floor it is judged).
 #[test]
 fn a_slower_op_total_fails_once_unless_left_to_another_rule() {
     let policy = Policy::default();
     let (comparison, name, candidate) = slower_total(1.5);
     let verdict = verdict_of_comparison(comparison.clone(), &candidate, &policy);
-    assert_eq!(
-        regressions_named(&verdict, &name),
-        1,
-        "{:#?}",
-        verdict.findings
-    );
+    assert_regressions_named(&verdict, &name, 1);
 
     let mut flagged_row_too = comparison.clone();
     flagged_row_too.ops.push(comparison.op_totals[0].clone());
     let verdict = verdict_of_comparison(flagged_row_too, &candidate, &policy);
-    assert_eq!(
-        regressions_named(&verdict, &name),
-        1,
-        "{:#?}",
-        verdict.findings
-    );
+    assert_regressions_named(&verdict, &name, 1);
 
     let mut collective = comparison.clone();
     collective.op_totals[0].candidate.category = Category::Comm;
     let verdict = verdict_of_comparison(collective, &candidate, &policy);
-    assert_eq!(
-        regressions_named(&verdict, &name),
-        0,
-        "{:#?}",
-        verdict.findings
-    );
+    assert_regressions_named(&verdict, &name, 0);
 
-    let total = &comparison.op_totals[0];
-    let largest = total.baseline.time_us.max(total.candidate.time_us);
-    for (min_time_us, judged) in [(largest, 1), (largest * 1.01, 0)] {
-        let mut policy = Policy::default();
-        policy.noise.min_time_us = min_time_us;
-        let verdict = verdict_of_comparison(comparison.clone(), &candidate, &policy);
+    // The floor is a row's, min(`min_time_us`, 1% of the workload's GPU
+    // time): a total holding several percent is judged however high
+    // `min_time_us` is; a total below the floor on both sides is not, one
+    // exactly at it is.
+    let mut high_floor = Policy::default();
+    high_floor.noise.min_time_us = 1e12;
+    let verdict = verdict_of_comparison(comparison.clone(), &candidate, &high_floor);
+    assert_regressions_named(&verdict, &name, 1);
+    let (mut small, row, small_name, small_candidate, at_floor) = small_slower_row();
+    small.op_totals = vec![small.ops.remove(row)];
+    let mut above_floor = at_floor.clone();
+    above_floor.noise.min_time_us *= 1.01;
+    for (policy, judged) in [(&at_floor, 1), (&above_floor, 0)] {
+        let verdict = verdict_of_comparison(small.clone(), &small_candidate, policy);
         assert_eq!(
-            regressions_named(&verdict, &name),
+            regressions_named(&verdict, &small_name),
             judged,
-            "minimum {min_time_us} µs"
+            "minimum {} µs",
+            policy.noise.min_time_us
         );
     }
 
@@ -1190,10 +1242,5 @@ fn a_slower_op_in_one_phase_fails_naming_the_phase() {
 
     comparison.phase_ops[0].comparison.candidate.category = Category::Comm;
     let verdict = verdict_of_comparison(comparison, &candidate, &policy);
-    assert_eq!(
-        regressions_named(&verdict, &name),
-        0,
-        "{:#?}",
-        verdict.findings
-    );
+    assert_regressions_named(&verdict, &name, 0);
 }

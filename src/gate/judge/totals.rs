@@ -47,7 +47,10 @@ pub(super) fn total_findings(
         {
             continue;
         }
-        if total.baseline.time_us.max(side.time_us) < noise.min_time_us {
+        // A row's floor, scaled to a short trace as a row's is.
+        if total.baseline.time_us.max(side.time_us)
+            < noise.min_time_for(comparison.baseline_total_us)
+        {
             continue;
         }
         let judged = if comparison.cross_platform {

@@ -20,7 +20,7 @@ use super::rows::{
 use super::timeline::{phase_findings, timeline_findings};
 use super::totals::{has_total, is_communication, total_findings};
 use crate::analysis::hardware::Hardware;
-use crate::analysis::ops::stats::percent;
+use crate::analysis::ops::stats::{median_in_place, percent};
 use crate::gate::compare::{Comparison, OpComparison};
 use crate::gate::policy::Policy;
 use crate::gate::snapshot::{OpKey, Snapshot};
@@ -184,8 +184,7 @@ pub(super) fn judge_workload(
         replaced.extend(rows.iter().filter_map(|(_, index)| *index));
         let rows: Vec<&OpComparison> = rows.into_iter().map(|(op, _)| op).collect();
         let mut ratios: Vec<f64> = rows.iter().map(|op| op.estimate.ratio).collect();
-        ratios.sort_by(f64::total_cmp);
-        let median_ratio = ratios[ratios.len() / 2];
+        let median_ratio = median_in_place(&mut ratios);
         let shapes = comparison
             .ops
             .iter()
@@ -406,7 +405,7 @@ fn kernel_selection_finding(
 
 /// The kernels one sequence has and the other lacks, in words:
 /// `−old_kernel, +new_kernel` (at most three of each, in order).
-fn kernel_changes(baseline: &[String], candidate: &[String]) -> String {
+pub(super) fn kernel_changes(baseline: &[String], candidate: &[String]) -> String {
     let lacking = |from: &[String], other: &[String]| -> Vec<String> {
         let mut names: Vec<String> = Vec::new();
         for name in from {

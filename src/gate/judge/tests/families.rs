@@ -153,12 +153,7 @@ fn a_family_its_ops_failing_findings_explain_is_not_reported_again() {
     let name = row.candidate.key.name.clone();
     comparison.ops.push(row);
     let verdict = verdict_of_comparison(comparison.clone(), &candidate, &policy);
-    assert_eq!(
-        regressions_named(&verdict, &name),
-        1,
-        "{:#?}",
-        verdict.findings
-    );
+    assert_regressions_named(&verdict, &name, 1);
     assert!(family_verdicts(&comparison, &candidate, &policy).is_empty());
 
     // The row's finding holds its impact I; a family adding an even number

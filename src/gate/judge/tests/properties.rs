@@ -196,21 +196,13 @@ fn the_time_floor_holds_back_a_row_only_when_both_sides_are_below_it() {
     let policy = Policy::default();
     let busy = baseline.timeline.busy_time;
     let floor = policy.noise.min_time_for(busy);
-    let index = (0..baseline.ops.len())
-        .filter(|&i| {
-            let op = &baseline.ops[i];
-            op.step_us.len() == 3
-                && op.graph.is_none()
-                && op.direct.sum > 0.0
-                && op.direct.sum < floor / 2.0
-        })
-        .max_by(|&a, &b| {
-            baseline.ops[a]
-                .direct
-                .sum
-                .total_cmp(&baseline.ops[b].direct.sum)
-        })
-        .expect("a row below the example's time floor");
+    let index = largest_row_where(&baseline, |op| {
+        op.step_us.len() == 3
+            && op.graph.is_none()
+            && op.direct.sum > 0.0
+            && op.direct.sum < floor / 2.0
+    })
+    .expect("a row below the example's time floor");
     // Its time grows to 5% of the baseline's GPU time.
     let factor = busy * 0.05 / baseline.ops[index].direct.sum;
     assert!(baseline.ops[index].direct.sum * factor > 10.0 * floor);

@@ -6,6 +6,7 @@ use super::*;
 use crate::analysis::hardware::{Hardware, builtin_catalog};
 use crate::analysis::ops::stats::percent;
 use crate::gate::policy::EfficiencyRule;
+use crate::gate::verdict::FindingPriority;
 
 /// The verdict's findings of `kind` on `comparison` with the candidate on
 /// `hardware`.
@@ -128,6 +129,43 @@ fn rows_below_their_categorys_efficiency_floor_are_named_with_their_efficiency()
         "{}",
         found[0].message
     );
+
+    // At exactly the floor a row passes; at exactly the rule's share it
+    // is judged.
+    let lowest = expected
+        .iter()
+        .map(|(_, _, e)| *e)
+        .fold(f64::INFINITY, f64::min);
+    let found = findings_of(
+        &comparison,
+        &snapshot,
+        Some(hardware),
+        &rules(lowest, 0.0),
+        FindingKind::Efficiency,
+    );
+    assert!(found.is_empty(), "{found:#?}");
+    let busy = snapshot.timeline.busy_time;
+    let largest_share = comparison
+        .ops
+        .iter()
+        .filter(|op| expected_efficiency(&op.candidate).is_some())
+        .map(|op| percent(op.candidate.total_us, busy))
+        .fold(0.0, f64::max);
+    let found = findings_of(
+        &comparison,
+        &snapshot,
+        Some(hardware),
+        &rules(1e9, largest_share),
+        FindingKind::Efficiency,
+    );
+    assert_eq!(found.len(), 1, "{found:#?}");
+    // Where to optimise: medium priority from 15% of GPU time, else low.
+    let priority = if largest_share >= 15.0 {
+        FindingPriority::Medium
+    } else {
+        FindingPriority::Low
+    };
+    assert_eq!(found[0].priority, priority, "{largest_share}%");
 
     let none = |policy: &Policy, hardware: Option<&Hardware>| {
         findings_of(

@@ -91,6 +91,17 @@ fn rows_in_every_step(snapshot: &Snapshot, name: &str) -> Vec<usize> {
         .collect()
 }
 
+/// Two rows of one op that run in every step of `snapshot`.
+fn two_shapes_of_one_op(snapshot: &Snapshot) -> [usize; 2] {
+    snapshot
+        .ops
+        .iter()
+        .map(|op| rows_in_every_step(snapshot, &op.name))
+        .find(|rows| rows.len() >= 2)
+        .map(|rows| [rows[0], rows[1]])
+        .expect("an op of the example with two shapes in every step")
+}
+
 /// Row `index` with its calls ×`calls` and its steps ×`steps[i]`.
 fn scaled(snapshot: &Snapshot, index: usize, calls: f64, steps: [f64; 3]) -> Snapshot {
     let mut copy = snapshot.clone();

@@ -187,16 +187,14 @@ fn rows_below_their_categorys_efficiency_floor_are_named_with_their_efficiency()
     assert!(none(&ignoring, Some(hardware)));
 }
 
-/// A budget covers the rows it matches together: their time per step,
+/// A budget covers the rows it matches together (here an op's several
+/// shapes, named by their count): their time per step,
 /// share of GPU time, calls per step and regression against the baseline
 /// (raised to the noise floor), each failing only beyond its limit.
 #[test]
 fn a_budget_sums_the_rows_it_matches_and_fails_beyond_each_limit() {
     let baseline = example_snapshot();
-    let rows = rows_in_every_step(
-        &baseline,
-        &baseline.ops[row_with_share(&baseline, 3.0, 100.0)].name,
-    );
+    let rows = two_shapes_of_one_op(&baseline);
     let name = baseline.ops[rows[0]].name.clone();
     let matched: Vec<usize> = (0..baseline.ops.len())
         .filter(|&i| baseline.ops[i].name == name)
@@ -239,15 +237,13 @@ fn a_budget_sums_the_rows_it_matches_and_fails_beyond_each_limit() {
         let found = over(&budget(&format!("    {key}: {}\n", value * 0.99)));
         assert_eq!(found.len(), 1, "{key}: {found:#?}");
         assert_eq!(found[0].candidate, Some(value), "{key}");
-        if matched.len() > 1 {
-            assert!(
-                found[0]
-                    .message
-                    .starts_with(&format!("{} rows matching `under test`: ", matched.len())),
-                "{}",
-                found[0].message
-            );
-        }
+        assert!(
+            found[0]
+                .message
+                .starts_with(&format!("{} rows matching `under test`: ", matched.len())),
+            "{}",
+            found[0].message
+        );
     }
     let per_step = calls / steps;
     let below = (per_step.ceil() as u64).saturating_sub(1);

@@ -30,17 +30,6 @@ fn a_rows_measured_noise_and_the_time_floor_decide_whether_it_is_judged() {
     assert_regressions_named(&verdict, &name, 0);
 }
 
-/// Two rows of one op that run in every step of `snapshot`.
-fn two_shapes_of_one_op(snapshot: &Snapshot) -> [usize; 2] {
-    snapshot
-        .ops
-        .iter()
-        .map(|op| rows_in_every_step(snapshot, &op.name))
-        .find(|rows| rows.len() >= 2)
-        .map(|rows| [rows[0], rows[1]])
-        .expect("an op of the example with two shapes in every step")
-}
-
 /// The example compared with two shapes of one op (both in every step)
 /// scaled — each its calls ×`calls`, its steps ×`steps` — and, when given,
 /// the low end of their bounds set to `low`; a policy whose impact minimum

@@ -237,6 +237,9 @@ fn a_budget_sums_the_rows_it_matches_and_fails_beyond_each_limit() {
         let found = over(&budget(&format!("    {key}: {}\n", value * 0.99)));
         assert_eq!(found.len(), 1, "{key}: {found:#?}");
         assert_eq!(found[0].candidate, Some(value), "{key}");
+        // Time is per step; a share has no per.
+        let per = (key == "max_time_per_step_us").then_some(Per::Step);
+        assert_eq!(found[0].statistics.per, per, "{key}");
         assert!(
             found[0]
                 .message

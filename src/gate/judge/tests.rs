@@ -47,6 +47,18 @@ fn compared_with_itself(snapshot: &Snapshot) -> Comparison {
     )
 }
 
+/// A policy's ignore list covering the ops named by `names` (patterns as
+/// a policy file writes them), parsed as the policy loader reads it.
+fn ignore_list(names: &[&str]) -> Vec<crate::gate::policy::OpMatcher> {
+    let entries: String = names
+        .iter()
+        .map(|name| format!("  - name: \"{name}\"\n"))
+        .collect();
+    Policy::from_yaml(&format!("version: 1\nignore:\n{entries}"), "policy.yaml")
+        .expect("a valid policy")
+        .ignore
+}
+
 /// The verdict on one comparison of one platform, as `check` judges a pair.
 fn verdict_of_comparison(comparison: Comparison, candidate: &Snapshot, policy: &Policy) -> Verdict {
     judge(

@@ -181,9 +181,7 @@ fn rows_below_their_categorys_efficiency_floor_are_named_with_their_efficiency()
     assert!(none(&rules(1e9, 100.0), Some(hardware)));
     assert!(none(&rules(1e9, 0.0), None));
     let mut ignoring = rules(1e9, 0.0);
-    ignoring.ignore = Policy::from_yaml("version: 1\nignore:\n  - name: \"re:.*\"\n", "p.yaml")
-        .expect("a valid policy")
-        .ignore;
+    ignoring.ignore = ignore_list(&["re:.*"]);
     assert!(none(&ignoring, Some(hardware)));
 }
 
@@ -293,16 +291,6 @@ fn a_budget_sums_the_rows_it_matches_and_fails_beyond_each_limit() {
 
     let mut ignoring = budget("    max_time_per_step_us: 0\n");
     assert_eq!(over(&ignoring).len(), 1);
-    ignoring.ignore = budget_ignore(&name);
+    ignoring.ignore = ignore_list(&[&name]);
     assert!(over(&ignoring).is_empty());
-}
-
-/// An ignore list covering op `name`.
-fn budget_ignore(name: &str) -> Vec<crate::gate::policy::OpMatcher> {
-    Policy::from_yaml(
-        &format!("version: 1\nignore:\n  - name: \"{name}\"\n"),
-        "p.yaml",
-    )
-    .expect("a valid policy")
-    .ignore
 }

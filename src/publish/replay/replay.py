@@ -4,9 +4,11 @@
 Made by tracegate. Reads replay_ir.json beside this file (the call: op,
 arguments, the trace's timings), builds the inputs with torch.empty_strided
 on the chosen device, resolves the overload against this PyTorch's own
-schemas, warms up, then times many calls with device events (CUDA and ROCm
-alike) or perf_counter on the CPU, and prints the result next to the
-trace's figures.
+schemas, warms up, then times many calls, and prints the result next to the
+trace's figures. On a GPU (CUDA and ROCm alike) the calls are queued while
+the GPU is held busy and timed with device events, so that a call shorter
+than its launch from Python reads as the GPU's time, not the launch's; on
+the CPU, with perf_counter.
 
 Needs only Python 3 and PyTorch. `--dry-run` needs neither PyTorch nor a GPU.
 
@@ -372,34 +374,180 @@ def l2_flusher(torch, device):
     return lambda: buffer.zero_()
 
 
-def time_calls(torch, call, device, iters, warmup, cold_l2):
+# Calls are queued in chunks of about this many, each behind its own hold:
+# fewer queued launches than a stream's queue holds, and a short hold each.
+CHUNK_CALLS = 100
+# A sample's back-to-back calls run at least this long on the GPU, so the
+# ~2 µs an event costs between kernels (H200) stays under ~2% of a sample.
+SAMPLE_GPU_US = 100.0
+# Calls run back to back once to size the samples.
+SIZING_CALLS = 10
+# The hold's length is read once, on the GPU's clock, from this many cycles.
+HOLD_CALIBRATION_CYCLES = 10_000_000
+# Tries per chunk, the hold four times longer each time, before falling back.
+HOLD_TRIES = 3
+
+TIMING_QUEUED = "GPU time of back-to-back calls queued behind a wait; launch left out"
+TIMING_QUEUED_COLD = "GPU time per call queued behind a wait; launch left out, an event's ~2 µs in"
+TIMING_LAUNCH = "per call between two events: the host's launch counts"
+TIMING_HOST = "host clock, synchronised after each call"
+
+
+class Timing:
+    """Per-call times in µs (one per sample), how they were taken, and how
+    many back-to-back calls each sample averages."""
+
+    def __init__(self, times, method, calls_per_sample=1):
+        self.times = times
+        self.method = method
+        self.calls_per_sample = calls_per_sample
+
+
+def time_calls(torch, call, device, samples, warmup, cold_l2):
+    """Times `samples` samples after `warmup` calls."""
     sync = synchronizer(torch, device)
     flush = l2_flusher(torch, device) if cold_l2 else None
     for _ in range(warmup):
         call()
     sync()
-    times = []
     if torch.device(device).type == "cuda":
-        starts = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
-        ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
-        for start, end in zip(starts, ends):
-            if flush:
-                flush()
-            start.record()
-            call()
-            end.record()
-        torch.cuda.synchronize()
-        times = [start.elapsed_time(end) * 1000.0 for start, end in zip(starts, ends)]
-    else:
-        for _ in range(iters):
-            if flush:
-                flush()
-                sync()
-            begin = time.perf_counter()
-            call()
+        queued = queued_times(torch, call, flush, samples)
+        if queued is not None:
+            return queued
+        return Timing(event_times(torch, call, flush, samples), TIMING_LAUNCH)
+    times = []
+    for _ in range(samples):
+        if flush:
+            flush()
             sync()
-            times.append((time.perf_counter() - begin) * 1e6)
-    return times
+        begin = time.perf_counter()
+        call()
+        sync()
+        times.append((time.perf_counter() - begin) * 1e6)
+    return Timing(times, TIMING_HOST)
+
+
+def event_times(torch, call, flush, iters):
+    """Each call between two events, launched as it comes: a call shorter
+    than its launch from Python reads as the launch."""
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
+    for start, end in zip(starts, ends):
+        if flush:
+            flush()
+        start.record()
+        call()
+        end.record()
+    torch.cuda.synchronize()
+    return [start.elapsed_time(end) * 1000.0 for start, end in zip(starts, ends)]
+
+
+def gpu_hold(torch):
+    """A function that keeps the GPU busy for a given number of µs, or None
+    where this PyTorch has no spin kernel (`torch.cuda._sleep` counts GPU
+    clock cycles; its rate is read here on the GPU's own clock)."""
+    spin = getattr(torch.cuda, "_sleep", None)
+    if spin is None:
+        return None
+    start = torch.cuda.Event(enable_timing=True)
+    end = torch.cuda.Event(enable_timing=True)
+    spin(1000)
+    start.record()
+    spin(HOLD_CALIBRATION_CYCLES)
+    end.record()
+    end.synchronize()
+    micros = start.elapsed_time(end) * 1000.0
+    if micros <= 0:
+        return None
+    cycles_per_us = HOLD_CALIBRATION_CYCLES / micros
+    return lambda hold_us: spin(int(hold_us * cycles_per_us) + 1)
+
+
+def launch_pace_us(torch, call, flush, calls):
+    """The GPU time per call when calls go as fast as the host launches
+    them: the launch's time where it is longer than the call's."""
+    first = torch.cuda.Event(enable_timing=True)
+    last = torch.cuda.Event(enable_timing=True)
+    first.record()
+    for _ in range(calls):
+        if flush:
+            flush()
+        call()
+    last.record()
+    last.synchronize()
+    return first.elapsed_time(last) * 1000.0 / calls
+
+
+def held_samples(torch, call, flush, hold, hold_us, samples, calls_per_sample):
+    """Queues `samples` samples of `calls_per_sample` back-to-back calls
+    behind a hold of `hold_us`; the time per call of each, or None when the
+    GPU ran out of held work before the host had queued them all (the op
+    waits for the GPU, or the hold was too short).
+
+    The event that ends a sample starts the next, so a sample holds one
+    event's cost, not two. A flush of L2 goes before each sample's start."""
+    released = torch.cuda.Event()
+    hold(hold_us)
+    released.record()
+    spans = []
+    previous = None
+    for _ in range(samples):
+        if flush:
+            flush()
+            previous = None
+        if previous is None:
+            previous = torch.cuda.Event(enable_timing=True)
+            previous.record()
+        for _ in range(calls_per_sample):
+            call()
+        end = torch.cuda.Event(enable_timing=True)
+        end.record()
+        spans.append((previous, end))
+        previous = end
+    drained = released.query()
+    torch.cuda.synchronize()
+    if drained:
+        return None
+    return [start.elapsed_time(end) * 1000.0 / calls_per_sample for start, end in spans]
+
+
+def held_with_retries(torch, call, flush, hold, pace, samples, calls_per_sample):
+    """`held_samples` with a hold sized at twice the host's pace, four times
+    longer on each retry; None when no try kept the GPU held."""
+    hold_us = 2.0 * samples * calls_per_sample * pace + 100.0
+    for _ in range(HOLD_TRIES):
+        times = held_samples(torch, call, flush, hold, hold_us, samples, calls_per_sample)
+        if times is not None:
+            return times
+        hold_us *= 4.0
+    return None
+
+
+def queued_times(torch, call, flush, samples):
+    """Times calls with the host's launch left out: each chunk of calls is
+    queued while the GPU is held busy, so the GPU then runs them back to
+    back and the events see only the GPU's work. A sample is as many
+    back-to-back calls as run SAMPLE_GPU_US (one with --cold-l2, whose flush
+    must stay outside the timed span). None where this cannot be done here."""
+    hold = gpu_hold(torch)
+    if hold is None:
+        return None
+    pace = launch_pace_us(torch, call, flush, SIZING_CALLS)
+    calls_per_sample = 1
+    if not flush:
+        sizing = held_with_retries(torch, call, None, hold, pace, 1, SIZING_CALLS)
+        if sizing is None:
+            return None
+        calls_per_sample = max(1, min(CHUNK_CALLS, math.ceil(SAMPLE_GPU_US / max(sizing[0], 1e-3))))
+    per_chunk = max(1, CHUNK_CALLS // calls_per_sample)
+    times = []
+    for begin in range(0, samples, per_chunk):
+        chunk = held_with_retries(torch, call, flush, hold, pace, min(per_chunk, samples - begin), calls_per_sample)
+        if chunk is None:
+            return None
+        times.extend(chunk)
+    method = TIMING_QUEUED_COLD if flush else TIMING_QUEUED
+    return Timing(times, method, calls_per_sample)
 
 
 def profile_calls(torch, call, device, path, calls):
@@ -483,7 +631,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description="Replay and time one op call from a profiler trace (made by tracegate).")
     parser.add_argument("--ir", default=os.path.join(here, "replay_ir.json"), help="the replay IR (default: replay_ir.json beside this script)")
     parser.add_argument("--device", help="device to run on (default: cuda when available, else cpu; ROCm builds use cuda too)")
-    parser.add_argument("--iters", type=int, default=100, help="timed calls (default 100)")
+    parser.add_argument("--iters", type=int, default=100,
+                        help="timed samples (default 100); on a GPU a sample of a short call is several back-to-back calls")
     parser.add_argument("--warmup", type=int, default=10, help="untimed calls first (default 10)")
     parser.add_argument("--dtype-override", action="append", metavar="DTYPE|FROM=TO",
                         help="replace input dtypes: one dtype for every floating-point input, or FROM=TO pairs (torch names, e.g. float8_e4m3fn=float8_e4m3fnuz); repeatable")
@@ -558,7 +707,8 @@ def main(argv=None):
             hint = "\ntry --dtype-override (e.g. --dtype-override float32)"
         fail(EXIT_CANNOT_RUN, "cannot run %s on %s: %s%s" % (op_name, device, first, hint))
 
-    times = time_calls(torch, call, device, args.iters, args.warmup, args.cold_l2)
+    timing = time_calls(torch, call, device, args.iters, args.warmup, args.cold_l2)
+    times = timing.times
     mean = statistics.fmean(times)
     median = statistics.median(times)
 
@@ -567,10 +717,12 @@ def main(argv=None):
         ("CUDA " + torch.version.cuda) if torch.version.cuda else "CPU")
     print("replay of %s on %s (%s, PyTorch %s)" % (op_name, name, runtime, torch.__version__))
     print("overload: %s" % schema)
-    print("%d calls after %d warm-up calls%s" % (args.iters, args.warmup, ", L2 flushed before each" if args.cold_l2 else ""))
+    each = " of %d back-to-back calls each, per call" % timing.calls_per_sample if timing.calls_per_sample > 1 else ""
+    print("%d samples%s, after %d warm-up calls%s" % (args.iters, each, args.warmup, ", L2 flushed before each" if args.cold_l2 else ""))
+    print("timing: %s" % timing.method)
     print(math_line(math))
     print()
-    print("%-34s %12s %12s %10s" % ("", "median µs", "mean µs", "calls"))
+    print("%-34s %12s %12s %10s" % ("", "median µs", "mean µs", "samples"))
     print("%-34s %12s %12s %10d" % ("this replay", fmt_us(median), fmt_us(mean), len(times)))
     traced = ir.get("kernel_time_us")
     if traced:
@@ -599,6 +751,8 @@ def main(argv=None):
             "iters": args.iters,
             "warmup": args.warmup,
             "cold_l2": args.cold_l2,
+            "timing": timing.method,
+            "calls_per_sample": timing.calls_per_sample,
             "math": math,
             "median_us": median,
             "mean_us": mean,

@@ -5,6 +5,14 @@ allocation (empty_strided, randn, randint, as_strided, with storage bounds
 checked), a few aten ops whose schemas are spelled the way the JIT's
 `str(type)` spells them, and calls that append what they received to the
 JSON-lines file named by $STUB_TORCH_LOG.
+
+With $STUB_TORCH_GPU set it also plays a GPU: one stream on a simulated
+clock, where each launch costs the host $STUB_LAUNCH_US and each op call
+runs $STUB_KERNEL_US on the GPU once the GPU is free, with events (each
+taking 2 µs of the GPU's time, as one between kernels does on an H200),
+`_sleep` (1000 cycles per µs) and, with $STUB_OP_WAITS set, ops that wait
+for the GPU (as `nonzero` does). Replay's timing can then be checked against a kernel
+time known in advance.
 """
 
 import builtins
@@ -15,9 +23,34 @@ import re
 __version__ = "0.0-stub"
 
 
+GPU = bool(os.environ.get("STUB_TORCH_GPU"))
+
+
 class version:
-    cuda = None
+    cuda = "13.0-stub" if GPU else None
     hip = None
+
+
+class _Stream:
+    """One simulated stream: the host's clock and when the GPU is next free, in µs."""
+    host = 0.0
+    gpu_free = 0.0
+    launch_us = float(os.environ.get("STUB_LAUNCH_US", "30"))
+    kernel_us = float(os.environ.get("STUB_KERNEL_US", "5"))
+    op_waits = bool(os.environ.get("STUB_OP_WAITS"))
+    EVENT_RECORD_US = 1.0
+    EVENT_GPU_US = 2.0
+    CYCLES_PER_US = 1000.0
+
+    @classmethod
+    def launch(cls, gpu_us, host_us=None):
+        cls.host += cls.launch_us if host_us is None else host_us
+        cls.gpu_free = max(cls.gpu_free, cls.host) + gpu_us
+        return cls.gpu_free
+
+    @classmethod
+    def wait(cls, until):
+        cls.host = max(cls.host, until)
 
 
 class dtype:
@@ -57,11 +90,35 @@ class device:
 class cuda:
     @staticmethod
     def is_available():
-        return False
+        return GPU
 
     @staticmethod
     def synchronize(*_):
-        pass
+        _Stream.wait(_Stream.gpu_free)
+
+    @staticmethod
+    def get_device_name(*_):
+        return "Stub GPU"
+
+    @staticmethod
+    def _sleep(cycles):
+        _Stream.launch(cycles / _Stream.CYCLES_PER_US)
+
+    class Event:
+        def __init__(self, enable_timing=False):
+            self.at = None
+
+        def record(self):
+            self.at = _Stream.launch(_Stream.EVENT_GPU_US, _Stream.EVENT_RECORD_US)
+
+        def query(self):
+            return self.at <= _Stream.host
+
+        def synchronize(self):
+            _Stream.wait(self.at)
+
+        def elapsed_time(self, end):
+            return (end.at - self.at) / 1000.0
 
 
 class backends:
@@ -111,6 +168,8 @@ class Tensor:
         return self.to(kind)
 
     def zero_(self):
+        if self.device.type == "cuda":
+            _Stream.launch(_Stream.kernel_us)
         return self
 
     def as_strided(self, shape, strides, offset=0):
@@ -206,6 +265,10 @@ class OpOverload:
                 handle.write(json.dumps(record) + "\n")
         if any(isinstance(a, Tensor) and a.device.type == "meta" for a in args):
             raise NotImplementedError("Could not run '%s' with arguments from the 'Meta' backend." % self.name)
+        if GPU:
+            done = _Stream.launch(_Stream.kernel_us)
+            if _Stream.op_waits:
+                _Stream.wait(done)
         return args[0] if args else None
 
 

@@ -1112,6 +1112,19 @@ const STUB_TORCH: &str = include_str!("stub_torch.py");
 /// Runs a package's `replay.py` against the stub `torch`; returns the exit
 /// code, the output and the calls the stub received.
 fn run_with_stub(python: &str, ir: &ReplayIr, extra: &[&str]) -> (Option<i32>, String, Vec<Value>) {
+    let (code, text, calls, _) = run_with_stub_env(python, ir, extra, &[]);
+    (code, text, calls)
+}
+
+/// `run_with_stub` with the stub's environment (`STUB_TORCH_GPU` and the
+/// rest, see stub_torch.py); also returns the figures `--json` wrote (null
+/// when the run failed).
+fn run_with_stub_env(
+    python: &str,
+    ir: &ReplayIr,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> (Option<i32>, String, Vec<Value>, Value) {
     let (_, bytes) = write_package(ir, &PackageContext::on_demand("stub"));
     let dir = tempfile::tempdir().expect("temp dir");
     let stub = dir.path().join("stub");
@@ -1127,6 +1140,7 @@ fn run_with_stub(python: &str, ir: &ReplayIr, extra: &[&str]) -> (Option<i32>, S
         .args(extra)
         .env("PYTHONPATH", &stub)
         .env("STUB_TORCH_LOG", &log)
+        .envs(env.iter().copied())
         .output()
         .expect("python3 runs");
     let text = format!(
@@ -1139,13 +1153,84 @@ fn run_with_stub(python: &str, ir: &ReplayIr, extra: &[&str]) -> (Option<i32>, S
         .lines()
         .map(|line| serde_json::from_str(line).expect("call log"))
         .collect();
+    let mut written = Value::Null;
     if output.status.success() {
-        let figures: Value =
-            serde_json::from_str(&std::fs::read_to_string(&figures).expect("figures"))
-                .expect("JSON");
-        assert!(figures["median_us"].as_f64().is_some(), "{figures}");
+        written = serde_json::from_str(&std::fs::read_to_string(&figures).expect("figures"))
+            .expect("JSON");
+        assert!(written["median_us"].as_f64().is_some(), "{written}");
     }
-    (output.status.code(), text, calls)
+    (output.status.code(), text, calls, written)
+}
+
+/// On a GPU whose launches from Python take longer than the call's kernel,
+/// the replay reads the kernel's time, not the launch's, whatever the two
+/// costs: the stub plays one stream on a simulated clock (launch cost,
+/// kernel time, 2 µs of GPU time per event), so the right answer is known.
+/// An op that waits for the GPU cannot be queued: it is timed per call,
+/// launch in, and says so; `--cold-l2` times each call alone, flush out.
+#[test]
+fn replay_times_the_gpu_not_the_launch_on_a_simulated_stream() {
+    let python = python3();
+    let gpu = |launch: &str, kernel: &str, extra: &[&str], waits: bool| {
+        let mut env = vec![
+            ("STUB_TORCH_GPU", "1"),
+            ("STUB_LAUNCH_US", launch),
+            ("STUB_KERNEL_US", kernel),
+        ];
+        if waits {
+            env.push(("STUB_OP_WAITS", "1"));
+        }
+        let (code, text, _, figures) = run_with_stub_env(python, &small_ir(), extra, &env);
+        assert_eq!(code, Some(0), "{text}");
+        let timing = figures["timing"].as_str().expect("timing").to_string();
+        assert!(text.contains(&format!("timing: {timing}")), "{text}");
+        let median = figures["median_us"].as_f64().expect("median");
+        let calls_per_sample = figures["calls_per_sample"]
+            .as_u64()
+            .expect("calls per sample");
+        (timing, median, calls_per_sample)
+    };
+    for (launch, kernel) in [
+        ("30", "5"),
+        ("30", "150"),
+        ("5", "1"),
+        ("100", "20"),
+        ("40", "99"),
+    ] {
+        let kernel_us: f64 = kernel.parse().expect("number");
+        let (timing, median, calls_per_sample) = gpu(launch, kernel, &[], false);
+        assert!(
+            timing.starts_with("GPU time of back-to-back calls"),
+            "{timing}"
+        );
+        assert!(
+            median >= kernel_us && median <= kernel_us * 1.05,
+            "launch {launch} µs, kernel {kernel} µs: read {median} µs"
+        );
+        // A sample runs about 100 µs: one event's 2 µs spread over its calls.
+        let expected = (100.0 / (kernel_us + 0.2)).ceil().max(1.0);
+        assert!(
+            (calls_per_sample as f64 - expected).abs() <= 1.0,
+            "kernel {kernel} µs: {calls_per_sample} calls per sample"
+        );
+    }
+
+    let (timing, median, calls_per_sample) = gpu("30", "5", &[], true);
+    assert!(
+        timing.starts_with("per call between two events"),
+        "{timing}"
+    );
+    assert!(
+        median >= 30.0,
+        "an op that waits reads its launch: {median}"
+    );
+    assert_eq!(calls_per_sample, 1);
+
+    // The flush (one 5 µs kernel) stays out; the call's two events stay in.
+    let (timing, median, calls_per_sample) = gpu("30", "5", &["--cold-l2"], false);
+    assert!(timing.starts_with("GPU time per call queued"), "{timing}");
+    assert!((median - 7.0).abs() < 1e-6, "{median}");
+    assert_eq!(calls_per_sample, 1);
 }
 
 #[test]

@@ -289,6 +289,23 @@ fn a_budget_sums_the_rows_it_matches_and_fails_beyond_each_limit() {
     assert_eq!(slower(1.02)(1.0), 0);
     assert_eq!(slower(1.05)(1.0), 1);
 
+    // Matched rows with no baseline GPU time have no regression to read
+    // (not +inf%): the budget stays silent on them.
+    let mut without_baseline_time = comparison.clone();
+    for op in &mut without_baseline_time.ops {
+        if op.candidate.key.name == name {
+            op.baseline.time_us = 0.0;
+        }
+    }
+    let unmeasured = findings_of(
+        &without_baseline_time,
+        &baseline,
+        None,
+        &budget("    max_regression_percent: 5\n"),
+        FindingKind::Budget,
+    );
+    assert!(unmeasured.is_empty(), "{unmeasured:#?}");
+
     let mut ignoring = budget("    max_time_per_step_us: 0\n");
     assert_eq!(over(&ignoring).len(), 1);
     ignoring.ignore = ignore_list(&[&name]);

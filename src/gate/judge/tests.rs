@@ -20,6 +20,7 @@ use crate::gate::verdict::{Finding, NoiseSource, Per, SingleSampleNoise};
 mod families;
 mod limits;
 mod properties;
+mod rows;
 mod workload;
 
 /// The verdict of `candidate` against `baseline` under the default policy,

@@ -85,6 +85,8 @@ fn false_discovery_control_drops_rows_whose_adjusted_p_value_fails() {
     rows.push(one_call);
     // Two tests: 0.04 · 2 / 1 = 0.08 > 0.05, so neither survives.
     assert!(kept(rows, 0.05).is_empty());
+    // Two samples a side give a range: a test, not a single measurement.
+    assert!(kept(vec![pending("two steps", 0.9, 2, false)], 0.05).is_empty());
 }
 
 /// A snapshot of the bundled example trace `file` (`baseline.json.gz` or

@@ -379,7 +379,7 @@ fn one_sample_across_platforms_warns_and_says_why_only_when_it_warns() {
 #[test]
 fn a_graph_rows_finding_names_the_kernel_that_changed_most() {
     let (comparison, row, _, _, policy) = small_slower_row();
-    let with_kernels = |before: &[(&str, f64)], after: &[(&str, f64)], scale: f64| {
+    let with_kernels = |before: &[(&str, f64)], after: &[(&str, f64)], scales: [f64; 2]| {
         let mut op = comparison.ops[row].clone();
         let list = |kernels: &[(&str, f64)]| -> Vec<(String, f64)> {
             kernels
@@ -389,8 +389,8 @@ fn a_graph_rows_finding_names_the_kernel_that_changed_most() {
         };
         op.baseline.kernel_us = list(before);
         op.candidate.kernel_us = list(after);
-        op.baseline.time_us = op.baseline.total_us;
-        op.candidate.time_us = op.candidate.total_us * scale;
+        op.baseline.time_us = op.baseline.total_us * scales[0];
+        op.candidate.time_us = op.candidate.total_us * scales[1];
         judged_with(&op, &policy, 1.3, 1.2, 1.4)
             .expect("a slowdown")
             .message
@@ -398,22 +398,32 @@ fn a_graph_rows_finding_names_the_kernel_that_changed_most() {
     let rose = with_kernels(
         &[("k1", 10.0), ("k2", 20.0)],
         &[("k1", 10.0), ("k2", 30.0)],
-        1.0,
+        [1.0; 2],
     );
     assert!(rose.ends_with("; mostly k2 (+50.0%)"), "{rose}");
     let fell = with_kernels(
         &[("k1", 10.0), ("k2", 20.0)],
         &[("k1", 2.0), ("k2", 25.0)],
-        1.0,
+        [1.0; 2],
     );
     assert!(fell.ends_with("; mostly k1 (-80.0%)"), "{fell}");
-    // The candidate's row twice its kernels' sum: each kernel's time doubled.
+    // A row twice its kernels' sum: each kernel's time doubled, on either
+    // side.
     let scaled = with_kernels(
         &[("k1", 10.0), ("k2", 20.0)],
         &[("k1", 10.0), ("k2", 30.0)],
-        2.0,
+        [1.0, 2.0],
     );
     assert!(scaled.ends_with("; mostly k2 (+200.0%)"), "{scaled}");
+    let scaled_before = with_kernels(
+        &[("k1", 10.0), ("k2", 20.0)],
+        &[("k1", 10.0), ("k2", 60.0)],
+        [2.0, 1.0],
+    );
+    assert!(
+        scaled_before.ends_with("; mostly k2 (+50.0%)"),
+        "{scaled_before}"
+    );
     for (before, after) in [
         (
             vec![("k1", 10.0), ("k2", 20.0)],
@@ -425,10 +435,54 @@ fn a_graph_rows_finding_names_the_kernel_that_changed_most() {
         ),
         (vec![("k1", 10.0)], vec![("k1", 30.0)]),
     ] {
-        let message = with_kernels(&before, &after, 1.0);
+        let message = with_kernels(&before, &after, [1.0; 2]);
         assert!(
             !message.contains("; mostly"),
             "{before:?} → {after:?}: {message}"
         );
     }
+}
+
+/// One sample a side fails only when it lies more than
+/// [`SINGLE_SAMPLE_Z`] deviations of one call's noise beyond the
+/// threshold: exactly that many is inconclusive.
+#[test]
+fn one_sample_exactly_three_deviations_beyond_the_threshold_is_inconclusive() {
+    use crate::gate::judge::rows::{SINGLE_SAMPLE_Z, single_sample_z};
+    let (comparison, row, _, _, policy) = small_slower_row();
+    let ratio = 1.5;
+    let mut op = with_estimate(&comparison.ops[row], ratio, None);
+    // Calls long enough that the timing jitter does not raise the noise.
+    (op.baseline_sample_median_us, op.candidate_sample_median_us) = (1e9, 1e9);
+    let noise = |sigma_percent: f64| SingleSampleNoise {
+        sigma_percent,
+        source: NoiseSource::Prior,
+        rows: None,
+        call_us: None,
+        jitter_us: None,
+    };
+    // The noise at which the ratio is exactly three deviations beyond.
+    let mut sigma = (ratio / up()).ln() * 100.0 / (SINGLE_SAMPLE_Z * std::f64::consts::SQRT_2);
+    for _ in 0..64 {
+        let z = single_sample_z(ratio, up(), &noise(sigma));
+        if z == SINGLE_SAMPLE_Z {
+            break;
+        }
+        sigma = if z > SINGLE_SAMPLE_Z {
+            sigma.next_up()
+        } else {
+            sigma.next_down()
+        };
+    }
+    assert_eq!(single_sample_z(ratio, up(), &noise(sigma)), SINGLE_SAMPLE_Z);
+    let judged = |sigma: f64| {
+        judge_same_platform(&op, &policy, "w", THRESHOLD, Some(noise(sigma)))
+            .expect("beyond the threshold")
+            .finding
+    };
+    let exactly = judged(sigma);
+    assert!(exactly.statistics.inconclusive, "{exactly:#?}");
+    let beyond = judged(sigma * 0.99);
+    assert!(!beyond.statistics.inconclusive, "{beyond:#?}");
+    assert!(beyond.statistics.single_sample_noise.is_some());
 }

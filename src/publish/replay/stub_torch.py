@@ -11,8 +11,8 @@ clock, where each launch costs the host $STUB_LAUNCH_US and each op call
 runs $STUB_KERNEL_US on the GPU once the GPU is free, with events (each
 taking 2 µs of the GPU's time, as one between kernels does on an H200),
 `_sleep` (1000 cycles per µs) and, with $STUB_OP_WAITS set, ops that wait
-for the GPU (as `nonzero` does). Replay's timing can then be checked against a kernel
-time known in advance.
+for the GPU (as `nonzero` does). Replay's timing can then be checked
+against a kernel time known in advance.
 """
 
 import builtins

@@ -1207,7 +1207,8 @@ fn replay_times_the_gpu_not_the_launch_on_a_simulated_stream() {
             median >= kernel_us && median <= kernel_us * 1.05,
             "launch {launch} µs, kernel {kernel} µs: read {median} µs"
         );
-        // A sample runs about 100 µs: one event's 2 µs spread over its calls.
+        // A sample runs about 100 µs, sized from 10 calls between two
+        // events: the kernel plus a tenth of an event's 2 µs each.
         let expected = (100.0 / (kernel_us + 0.2)).ceil().max(1.0);
         assert!(
             (calls_per_sample as f64 - expected).abs() <= 1.0,

@@ -44,10 +44,19 @@ fn judged_with(
     low: f64,
     high: f64,
 ) -> Option<Finding> {
-    let mut op = op.clone();
-    op.estimate.ratio = ratio;
-    op.estimate.range = Some(RatioInterval { low, high });
+    let op = with_estimate(op, ratio, Some(RatioInterval { low, high }));
     judge_same_platform(&op, policy, "w", THRESHOLD, None).map(|p| p.finding)
+}
+
+/// The policy's prior noise of one call, `sigma_percent`, not yet at a call.
+fn prior_noise(sigma_percent: f64) -> SingleSampleNoise {
+    SingleSampleNoise {
+        sigma_percent,
+        source: NoiseSource::Prior,
+        rows: None,
+        call_us: None,
+        jitter_us: None,
+    }
 }
 
 const THRESHOLD: f64 = 10.0;
@@ -129,13 +138,7 @@ fn the_noise_of_a_short_call_carries_the_policys_jitter() {
     use crate::gate::judge::rows::at_call;
     let noise = Policy::default().noise;
     let jitter = noise.single_sample_jitter_us.expect("a default jitter");
-    let prior = SingleSampleNoise {
-        sigma_percent: 1.0,
-        source: NoiseSource::Prior,
-        rows: None,
-        call_us: None,
-        jitter_us: None,
-    };
+    let prior = prior_noise(1.0);
     let short = at_call(prior, &noise, 10.0 * jitter);
     assert_eq!(short.source, NoiseSource::Jitter);
     assert_eq!(short.sigma_percent, 10.0);
@@ -454,17 +457,10 @@ fn one_sample_exactly_three_deviations_beyond_the_threshold_is_inconclusive() {
     let mut op = with_estimate(&comparison.ops[row], ratio, None);
     // Calls long enough that the timing jitter does not raise the noise.
     (op.baseline_sample_median_us, op.candidate_sample_median_us) = (1e9, 1e9);
-    let noise = |sigma_percent: f64| SingleSampleNoise {
-        sigma_percent,
-        source: NoiseSource::Prior,
-        rows: None,
-        call_us: None,
-        jitter_us: None,
-    };
     // The noise at which the ratio is exactly three deviations beyond.
     let mut sigma = (ratio / up()).ln() * 100.0 / (SINGLE_SAMPLE_Z * std::f64::consts::SQRT_2);
     for _ in 0..64 {
-        let z = single_sample_z(ratio, up(), &noise(sigma));
+        let z = single_sample_z(ratio, up(), &prior_noise(sigma));
         if z == SINGLE_SAMPLE_Z {
             break;
         }
@@ -474,9 +470,12 @@ fn one_sample_exactly_three_deviations_beyond_the_threshold_is_inconclusive() {
             sigma.next_down()
         };
     }
-    assert_eq!(single_sample_z(ratio, up(), &noise(sigma)), SINGLE_SAMPLE_Z);
+    assert_eq!(
+        single_sample_z(ratio, up(), &prior_noise(sigma)),
+        SINGLE_SAMPLE_Z
+    );
     let judged = |sigma: f64| {
-        judge_same_platform(&op, &policy, "w", THRESHOLD, Some(noise(sigma)))
+        judge_same_platform(&op, &policy, "w", THRESHOLD, Some(prior_noise(sigma)))
             .expect("beyond the threshold")
             .finding
     };

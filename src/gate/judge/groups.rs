@@ -111,28 +111,27 @@ fn build(
         .unwrap_or(Severity::Info);
     let ops: Vec<Option<&OpRef>> = group.iter().map(|f| f.op.as_ref()).collect();
     let tags = tags(&ops);
+    // A finding about the op's rows summed ("46 shapes") counts the op's
+    // shapes; its pseudo-dims are no shape of their own.
     let mut dims: Vec<(&str, &str, &str)> = ops
         .iter()
-        .filter_map(|op| {
-            op.map(|op| {
-                (
-                    op.input_dims.as_str(),
-                    op.input_type.as_str(),
-                    op.input_strides.as_str(),
-                )
-            })
+        .flatten()
+        .filter(|op| summed_shapes(op).is_none())
+        .map(|op| {
+            (
+                op.input_dims.as_str(),
+                op.input_type.as_str(),
+                op.input_strides.as_str(),
+            )
         })
         .collect();
     dims.sort_unstable();
     dims.dedup();
-    // A finding about the op's rows summed ("46 shapes") counts the op's
-    // shapes; its pseudo-dims are no shape of their own.
     let summed: Vec<&Finding> = group
         .iter()
         .copied()
         .filter(|f| f.op.as_ref().is_some_and(|op| summed_shapes(op).is_some()))
         .collect();
-    dims.retain(|(d, _, _)| summed_shapes_text(d).is_none());
     let shapes = summed
         .iter()
         .filter_map(|f| f.op.as_ref().and_then(summed_shapes))
@@ -407,21 +406,21 @@ pub(super) fn layout(strides: &str) -> Option<String> {
 /// vendor the GPUs differ on purpose and are left out.
 fn environment_changes(summary: &WorkloadSummary, category: Option<&str>) -> String {
     let (b, c) = (&summary.baseline, &summary.candidate);
-    let (vb, vc) = (vendor(b.runtime.as_deref()), vendor(c.runtime.as_deref()));
-    if summary.cross_platform && vb.is_some() && vc.is_some() && vb != vc {
-        let show = |runtime: &Option<String>, vendor: Option<Vendor>| {
-            let library = vendor.and_then(|v| v.library(category?));
-            match (runtime.as_deref(), library) {
-                (Some(r), Some(l)) => format!("{r} with {l}"),
-                (Some(r), None) => r.to_string(),
-                (None, _) => "not recorded".to_string(),
-            }
+    let stack = |runtime: Option<&str>| {
+        let runtime = runtime?;
+        let vendor = vendor(runtime)?;
+        let named = match category.and_then(|c| vendor.library(c)) {
+            Some(library) => format!("{runtime} with {library}"),
+            None => runtime.to_string(),
         };
-        return format!(
-            "vendor stack {} → {}",
-            show(&b.runtime, vb),
-            show(&c.runtime, vc)
-        );
+        Some((vendor, named))
+    };
+    if summary.cross_platform
+        && let (Some((vb, from)), Some((vc, to))) =
+            (stack(b.runtime.as_deref()), stack(c.runtime.as_deref()))
+        && vb != vc
+    {
+        return format!("vendor stack {from} → {to}");
     }
     let fields = [
         ("GPUs", Some(&b.gpus), Some(&c.gpus)),
@@ -453,8 +452,8 @@ enum Vendor {
 }
 
 /// The vendor of a runtime text (`CUDA 12.4`, `HIP 6.4`, `ROCm 6.2`).
-fn vendor(runtime: Option<&str>) -> Option<Vendor> {
-    let runtime = runtime?.to_ascii_lowercase();
+fn vendor(runtime: &str) -> Option<Vendor> {
+    let runtime = runtime.to_ascii_lowercase();
     if runtime.starts_with("cuda") {
         Some(Vendor::Cuda)
     } else if runtime.starts_with("hip") || runtime.starts_with("rocm") {

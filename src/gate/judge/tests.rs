@@ -18,6 +18,7 @@ use crate::gate::stats::IntervalKind;
 use crate::gate::verdict::{Finding, NoiseSource, Per, SingleSampleNoise};
 
 mod families;
+mod groups;
 mod limits;
 mod properties;
 mod rows;

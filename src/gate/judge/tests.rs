@@ -19,9 +19,11 @@ use crate::gate::verdict::{Finding, NoiseSource, Per, SingleSampleNoise};
 
 mod families;
 mod groups;
+mod learned;
 mod limits;
 mod properties;
 mod rows;
+mod timeline;
 mod workload;
 
 /// The verdict of `candidate` against `baseline` under the default policy,

@@ -172,7 +172,8 @@ fn build(
             matched.iter().map(|r| r.candidate.count).sum::<u64>(),
         )
     });
-    let per_call_delta_percent = calls.filter(|(b, c)| *b > 0 && *c > 0).and_then(|(b, c)| {
+    // No calls on a side make its time per call no finite figure: no change.
+    let per_call_delta_percent = calls.and_then(|(b, c)| {
         let base: f64 = matched.iter().map(|r| r.baseline.total_us).sum();
         let cand: f64 = matched.iter().map(|r| r.candidate.total_us).sum();
         ratio_percent(base / b as f64, cand / c as f64)
@@ -240,7 +241,8 @@ fn moved_share(
     own: &[&OpComparison],
     delta_percent: Option<f64>,
 ) -> Option<f64> {
-    let delta = delta_percent.filter(|d| d.is_finite() && *d > 0.0)?;
+    // A change per call is finite (`ratio_percent`).
+    let delta = delta_percent.filter(|d| *d > 0.0)?;
     let per_call = |side: &crate::gate::compare::OpSide| {
         if side.count > 0 {
             side.total_us / side.count as f64

@@ -687,6 +687,20 @@ fn the_same_kernels_slower_with_the_rest_of_the_gpu_point_to_the_machine() {
         advice_beside(&[uncounted, other("b", 200.0, 1.0)]),
         alone("50")
     );
+    // More calls, none slower: the rest of the GPU is not asked about.
+    for (calls, per_call) in [(15, "+0.0"), (20, "-25.0")] {
+        let own = row("aten::mm", "[[8, 8]]", (10, calls), (20.0, 30.0));
+        let rows = [own.clone(), other("a", 300.0, 1.5)];
+        let advice = grouped(&[slower(&own)], &rows, environments(|_, _| ()))
+            .remove(0)
+            .advice;
+        assert_eq!(
+            advice.expect("advice"),
+            format!(
+                "It is called {calls} times instead of 10: the model calls it more often (Path A). The same kernels take longer ({per_call}% per call) and no recorded version differs between the sides: compare its inputs and the GPU time around it."
+            )
+        );
+    }
     // No other time: nothing to compare with.
     let inputs = "The same kernels take longer (+50.0% per call) and no recorded version differs between the sides: compare its inputs and the GPU time around it.";
     assert_eq!(advice_beside(&[]), inputs);

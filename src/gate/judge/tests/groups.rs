@@ -701,6 +701,23 @@ fn the_same_kernels_slower_with_the_rest_of_the_gpu_point_to_the_machine() {
             )
         );
     }
+    // A row's time per call is its mean, not its median: twice the calls
+    // at the same mean did not slow, whatever its median did.
+    let mut more_calls = row("b", "[[1]]", (10, 20), (300.0, 600.0));
+    more_calls.candidate.median_us = 60.0;
+    assert_eq!(
+        advice_beside(&[more_calls, other("c", 100.0, 1.5)]),
+        alone("0")
+    );
+    // A row with no time per call on the baseline moves nowhere, but its
+    // time is still of the others'.
+    let mut timeless = other("a", 0.0, 1.0);
+    timeless.baseline.time_us = 200.0;
+    timeless.candidate.time_us = 200.0;
+    assert_eq!(
+        advice_beside(&[timeless, other("b", 200.0, 1.5)]),
+        alone("50")
+    );
     // No other time: nothing to compare with.
     let inputs = "The same kernels take longer (+50.0% per call) and no recorded version differs between the sides: compare its inputs and the GPU time around it.";
     assert_eq!(advice_beside(&[]), inputs);

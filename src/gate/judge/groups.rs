@@ -269,7 +269,8 @@ fn moved_share(
     if all <= 0.0 {
         return None;
     }
-    let together = before > 0.0 && (after / before - 1.0) * 100.0 >= delta / 2.0;
+    // Only rows in `before` can have moved: without them, nothing did.
+    let together = (after / before - 1.0) * 100.0 >= delta / 2.0;
     Some(if together { moved / all } else { 0.0 })
 }
 

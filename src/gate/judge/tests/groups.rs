@@ -384,9 +384,13 @@ fn calls_per_call_change_and_kernels_come_from_the_lines_rows_once_each() {
     assert_eq!((unmatched.calls, unmatched.same_kernels), (None, None));
     assert_eq!(unmatched.per_call_delta_percent, None);
 
-    // No calls on a side: no change per call.
-    for calls in [(0, 20), (10, 0)] {
-        let none = row("aten::mm", "[[8, 8]]", calls, (100.0, 150.0));
+    // No calls on a side, or no time on the baseline: no change per call.
+    for (calls, us) in [
+        ((0, 20), (100.0, 150.0)),
+        ((10, 0), (100.0, 150.0)),
+        ((10, 10), (0.0, 150.0)),
+    ] {
+        let none = row("aten::mm", "[[8, 8]]", calls, us);
         let line = one_group(&[slower(&none)], std::slice::from_ref(&none));
         assert_eq!(line.calls, Some(calls));
         assert_eq!(line.per_call_delta_percent, None, "{calls:?}");

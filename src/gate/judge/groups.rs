@@ -510,18 +510,16 @@ fn summary_line(g: &FindingGroup, first: &Finding) -> String {
         });
     }
     // The group's Δ (the line's figure) with what it is per, then the
-    // rows' range when they differ.
+    // rows' range when they differ (one row's range is its own Δ).
     let per = g
         .delta_per
         .map_or(String::new(), |per| format!(" per {}", per.as_str()));
     match (g.delta_percent, g.delta_range_percent) {
-        (Some(d), Some((lo, hi))) if g.findings.len() > 1 && (hi - lo).abs() >= 0.5 => {
-            parts.push(format!(
-                "{d:+.1}%{per} (rows {}…{}%)",
-                signed(lo.round()),
-                signed(hi.round())
-            ))
-        }
+        (Some(d), Some((lo, hi))) if (hi - lo).abs() >= 0.5 => parts.push(format!(
+            "{d:+.1}%{per} (rows {}…{}%)",
+            signed(lo.round()),
+            signed(hi.round())
+        )),
         (Some(d), _) => parts.push(format!("{d:+.1}%{per}")),
         (None, Some((lo, hi))) if (hi - lo).abs() >= 0.5 => {
             parts.push(format!("{}…{}%", signed(lo.round()), signed(hi.round())));

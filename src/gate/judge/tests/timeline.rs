@@ -12,7 +12,7 @@ use crate::gate::verdict::FindingPriority;
 
 /// A timeline row: `metric` from `baseline` to `candidate` µs, with its
 /// run-to-run noise and step-to-step spread (fractions).
-fn timeline_row(
+pub(super) fn timeline_row(
     metric: &str,
     (baseline, candidate): (f64, f64),
     noise: Option<f64>,
@@ -31,7 +31,10 @@ fn timeline_row(
 
 /// The example's comparison with `rows` for its timeline and `phases`,
 /// its baseline GPU time 10,000 µs.
-fn with_timeline(rows: Vec<TimelineComparison>, phases: Vec<TimelineComparison>) -> Comparison {
+pub(super) fn with_timeline(
+    rows: Vec<TimelineComparison>,
+    phases: Vec<TimelineComparison>,
+) -> Comparison {
     let mut comparison = compared_with_itself(&example_snapshot());
     comparison.timeline = rows;
     comparison.phases = phases;

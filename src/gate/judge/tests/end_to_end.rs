@@ -5,6 +5,8 @@
 
 use super::timeline::{timeline_row, with_timeline};
 use super::*;
+use crate::analysis::profile::{GraphPlace, GraphRole};
+use crate::gate::compare::ShapeChange;
 use crate::gate::judge::end_to_end::end_to_end_finding;
 use crate::gate::policy::TimelineMetric;
 use crate::gate::stats::RatioInterval;
@@ -194,4 +196,99 @@ fn idle_time_the_hosts_noise_explains_is_left_out_of_the_judged_growth() {
     let f = end_to_end_finding(&busy, &policy).expect("a finding");
     assert_eq!(f.severity, policy.end_to_end.severity);
     assert!(!f.message.contains("idle"), "{}", f.message);
+}
+
+/// `side` renamed `name`, its time `us`, in a whole graph when `whole`.
+fn named(side: &OpSide, name: &str, us: f64, whole: bool) -> OpSide {
+    let mut side = side.clone();
+    side.key.name = name.to_string();
+    side.time_us = us;
+    side.graph = whole.then(|| GraphPlace {
+        graph: "graph 0".to_string(),
+        role: GraphRole::Graph,
+        launch: "cudaGraphLaunch #0".to_string(),
+        variant: None,
+    });
+    side
+}
+
+/// The finding says where the added time went, largest part first with
+/// its share (parts that did not grow left out, idle time only for total
+/// time), and the three op names that added most (matched rows, shapes
+/// that changed, new and missing rows summed by name; whole graphs left
+/// out; ties by name).
+#[test]
+fn the_finding_says_where_the_added_time_went_and_who_added_most() {
+    let parts = |metric: &str, computation: f64, idle: f64| {
+        with_timeline(
+            vec![
+                timeline_row(metric, (1024.0, 1088.0), None, None),
+                timeline_row("computation_time", (600.0, 600.0 + computation), None, None),
+                timeline_row("exposed_comm_time", (100.0, 112.0), None, None),
+                timeline_row("exposed_memcpy_time", (50.0, 50.0), None, None),
+                timeline_row("idle_time", (32.0, 32.0 + idle), None, None),
+            ],
+            Vec::new(),
+        )
+    };
+    let mut comparison = parts("total_time", 48.0, 4.0);
+    let template = comparison.ops[0].clone();
+    let row = |name: &str, impact_us: f64, whole: bool| {
+        let mut row = template.clone();
+        row.candidate = named(&row.candidate, name, 0.0, whole);
+        row.impact_us = impact_us;
+        row
+    };
+    comparison.ops = vec![
+        row("aten::mm", 30.0, false),
+        row("aten::mm", 10.0, false),
+        row("aten::relu", 20.0, false),
+        row("aten::gelu", -5.0, false),
+        row("graph", 100.0, true),
+    ];
+    let changed = row("aten::bmm", 15.0, false);
+    comparison.shape_changed = vec![ShapeChange {
+        baseline: changed.baseline.clone(),
+        candidate: changed.candidate.clone(),
+        impact_us: 15.0,
+        impact_percent: 0.0,
+        kernel_diff: None,
+    }];
+    let side = &template.candidate;
+    comparison.new_ops = vec![
+        named(side, "aten::new", 25.0, false),
+        named(side, "aten::add", 20.0, false),
+        named(side, "new graph", 1000.0, true),
+    ];
+    comparison.missing_ops = vec![named(side, "aten::old", 10.0, false)];
+    let f = end_to_end_finding(&comparison, &guard_policy()).expect("a finding");
+    assert!(
+        f.message.ends_with(": +64.00 µs, of which computation +48.00 µs (75%), exposed communication +12.00 µs (19%), idle +4.00 µs (6%); most added by aten::mm +40.00 µs, aten::new +25.00 µs, aten::add +20.00 µs"),
+        "{}",
+        f.message
+    );
+
+    // Busy time holds no idle time; nothing added by any op: no names.
+    let mut busy = parts("busy_time", 48.0, 4.0);
+    busy.ops.clear();
+    let mut policy = guard_policy();
+    policy.end_to_end.metric = TimelineMetric::BusyTime;
+    let f = end_to_end_finding(&busy, &policy).expect("a finding");
+    assert!(
+        f.message.ends_with(
+            ", of which computation +48.00 µs (80%), exposed communication +12.00 µs (20%)"
+        ),
+        "{}",
+        f.message
+    );
+    let mut flat = parts("total_time", 0.0, 0.0);
+    flat.timeline.retain(|t| t.metric != "exposed_comm_time");
+    flat.ops.clear();
+    let f = end_to_end_finding(&flat, &guard_policy()).expect("a finding");
+    assert!(
+        f.message
+            .ends_with(", of which no part of the step grew on its own"),
+        "{}",
+        f.message
+    );
 }

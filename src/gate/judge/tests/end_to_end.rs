@@ -155,6 +155,11 @@ fn idle_time_the_hosts_noise_explains_is_left_out_of_the_judged_growth() {
     );
     // The figures are still the step's own.
     assert_eq!(f.delta_percent, Some(6.25));
+    // What is left at exactly the limit is not judged.
+    let mut at_limit = policy.clone();
+    at_limit.end_to_end.max_regression_percent = Some(3.125);
+    let f = end_to_end_finding(&step, &at_limit).expect("a finding");
+    assert_eq!(f.severity, Severity::Info, "{}", f.message);
     // 200%: all 64 µs are the host's, nothing is left.
     policy.end_to_end.idle_noise_percent = Some(200.0);
     let f = end_to_end_finding(&step, &policy).expect("a finding");

@@ -263,12 +263,19 @@ fn the_finding_says_where_the_added_time_went_and_who_added_most() {
     comparison.new_ops = vec![
         named(side, "aten::new", 25.0, false),
         named(side, "aten::add", 20.0, false),
+        named(side, "aten::abs", 20.0, false),
         named(side, "new graph", 1000.0, true),
     ];
-    comparison.missing_ops = vec![named(side, "aten::old", 10.0, false)];
+    // A missing row takes its time off its name; a missing whole graph
+    // holds its rows' time and is left out.
+    comparison.missing_ops = vec![
+        named(side, "aten::add", 15.0, false),
+        named(side, "aten::new", 1000.0, true),
+        named(side, "aten::old", 10.0, false),
+    ];
     let f = end_to_end_finding(&comparison, &guard_policy()).expect("a finding");
     assert!(
-        f.message.ends_with(": +64.00 µs, of which computation +48.00 µs (75%), exposed communication +12.00 µs (19%), idle +4.00 µs (6%); most added by aten::mm +40.00 µs, aten::new +25.00 µs, aten::add +20.00 µs"),
+        f.message.ends_with(": +64.00 µs, of which computation +48.00 µs (75%), exposed communication +12.00 µs (19%), idle +4.00 µs (6%); most added by aten::mm +40.00 µs, aten::new +25.00 µs, aten::abs +20.00 µs"),
         "{}",
         f.message
     );

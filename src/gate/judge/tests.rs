@@ -19,6 +19,7 @@ use crate::gate::verdict::{Finding, NoiseSource, Per, SingleSampleNoise};
 
 mod end_to_end;
 mod families;
+mod group_words;
 mod groups;
 mod learned;
 mod limits;

@@ -276,6 +276,9 @@ fn shapes_that_each_rose_a_little_are_judged_together() {
     // One row, or impacts short of the minimum (at it, judged), or no
     // baseline time: nothing.
     assert!(judge_risen_rows(&name, &rows[..1], &policy, &comparison).is_none());
+    assert!(judge_risen_rows(&name, &[(&wide, 1.0)], &policy, &comparison).is_none());
+    let three = [(&wide, 0.5), (&narrow, 0.5), (&narrow, 0.5)];
+    assert!(judge_risen_rows(&name, &three, &policy, &comparison).is_some());
     policy.noise.min_impact_percent = 1.01;
     assert!(judge_risen_rows(&name, &rows, &policy, &comparison).is_none());
     policy.noise.min_impact_percent = 1.0;

@@ -99,29 +99,22 @@ fn a_timeline_metric_fails_beyond_its_limit_raised_to_the_floor_and_its_noise() 
     assert_eq!(busy_limits(5.0, 3.0, None, None), [5.0]);
     assert_eq!(busy_limits(1.0, 6.25, None, None), [0.0; 0]);
     assert_eq!(busy_limits(1.0, 6.0, None, None), [6.0]);
+    // Each noise alone, or the larger of the two, at 6.25% (the growth:
+    // passes) and at 6% (fails at 6%); 1 marks the level, 0 a 1% figure.
     for (noise, spread) in [
-        (Some(0.0625), None),
-        (None, Some(0.0625)),
-        (Some(0.0625), Some(0.01)),
-        (Some(0.01), Some(0.0625)),
+        (Some(1), None),
+        (None, Some(1)),
+        (Some(1), Some(0)),
+        (Some(0), Some(1)),
     ] {
-        assert_eq!(
-            busy_limits(5.0, 3.0, noise, spread),
-            [0.0; 0],
-            "{noise:?} {spread:?}"
-        );
-    }
-    for (noise, spread) in [
-        (Some(0.06), None),
-        (None, Some(0.06)),
-        (Some(0.06), Some(0.01)),
-        (Some(0.01), Some(0.06)),
-    ] {
-        assert_eq!(
-            busy_limits(5.0, 3.0, noise, spread),
-            [6.0],
-            "{noise:?} {spread:?}"
-        );
+        for (level, limits) in [(0.0625, &[][..]), (0.06, &[6.0][..])] {
+            let at = |marks: Option<i32>| marks.map(|m| if m == 1 { level } else { 0.01 });
+            assert_eq!(
+                busy_limits(5.0, 3.0, at(noise), at(spread)),
+                limits,
+                "{noise:?} {spread:?} at {level}"
+            );
+        }
     }
 }
 

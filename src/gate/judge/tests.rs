@@ -21,6 +21,7 @@ mod end_to_end;
 mod families;
 mod group_words;
 mod groups;
+mod integrity;
 mod learned;
 mod limits;
 mod properties;

@@ -204,7 +204,7 @@ fn idle_time_the_hosts_noise_explains_is_left_out_of_the_judged_growth() {
 }
 
 /// `side` renamed `name`, its time `us`, in a whole graph when `whole`.
-fn named(side: &OpSide, name: &str, us: f64, whole: bool) -> OpSide {
+pub(super) fn named(side: &OpSide, name: &str, us: f64, whole: bool) -> OpSide {
     let mut side = side.clone();
     side.key.name = name.to_string();
     side.time_us = us;

@@ -70,11 +70,13 @@ pub(super) fn headline(verdict: &Verdict) -> String {
                 .findings
                 .iter()
                 .find(|f| f.rule == super::integrity::DIFFERENT_WORKLOADS_RULE);
+            // "these look like different workloads (2 of 4 ops matched)":
+            // the first parenthesis after the words, not one in the
+            // workload's name before them.
             let what = finding.map_or("", |f| {
                 let message = f.message.as_str();
-                let start = message.find("these look").unwrap_or(0);
-                let end = message.find(')').map_or(message.len(), |i| i + 1);
-                &message[start..end.max(start)]
+                let rest = &message[message.find("these look").unwrap_or(0)..];
+                rest.find(')').map_or(rest, |i| &rest[..=i])
             });
             format!("❔ tracegate: {what}")
         }

@@ -26,6 +26,7 @@ mod learned;
 mod limits;
 mod properties;
 mod rows;
+mod summary;
 mod timeline;
 mod workload;
 

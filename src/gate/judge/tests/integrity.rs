@@ -9,8 +9,8 @@ use super::end_to_end::named;
 use super::*;
 use crate::analysis::profile::Coverage;
 use crate::gate::compare::ShapeChange;
-use crate::gate::judge::integrity::{DIFFERENT_WORKLOADS_RULE, different_workloads};
 use crate::gate::judge::integrity::integrity_findings;
+use crate::gate::judge::integrity::{DIFFERENT_WORKLOADS_RULE, different_workloads};
 use crate::gate::verdict::FindingPriority;
 
 /// A coverage of `busy_us` GPU time, `in_rows_us` of it in rows and
@@ -61,12 +61,20 @@ fn causes_of(comparison: &Comparison) -> String {
 fn rows_below_the_judged_share_make_one_finding_with_both_shares() {
     let sound = coverage(1000.0, 900.0, 100.0);
     let policy = Policy::default();
-    let at_limit = covered(Some(sound.clone()), coverage(1000.0, 800.0, 200.0), (1e3, 1e3));
+    let at_limit = covered(
+        Some(sound.clone()),
+        coverage(1000.0, 800.0, 200.0),
+        (1e3, 1e3),
+    );
     assert!(integrity_of(&at_limit, &policy).is_empty());
     let idle = covered(Some(coverage(0.0, 0.0, 0.0)), sound.clone(), (1e3, 1e3));
     assert!(integrity_of(&idle, &policy).is_empty());
 
-    let below = covered(Some(sound.clone()), coverage(1000.0, 799.0, 125.0), (1e3, 1e3));
+    let below = covered(
+        Some(sound.clone()),
+        coverage(1000.0, 799.0, 125.0),
+        (1e3, 1e3),
+    );
     let findings = integrity_of(&below, &policy);
     assert_eq!(findings.len(), 1, "{findings:#?}");
     let f = &findings[0];

@@ -185,7 +185,7 @@ pub(super) fn judge_learned(
         ),
     );
     set_sample_figures(&mut finding, op);
-    finish(&mut finding, &m);
+    finish(&mut finding, m.expected, m.learned, m.upper, m.impact);
     Some(Pending {
         finding,
         p_value: p_value.unwrap_or(0.0),
@@ -255,15 +255,8 @@ pub(super) fn judge_risen_rows(
     finding.baseline = Some(base);
     finding.candidate = Some(cand);
     finding.delta_percent = Some((cand / base - 1.0) * 100.0);
-    let group = Move {
-        change,
-        impact,
-        expected,
-        learned,
-        upper: expected * (1.0 + widest.tolerance_percent / 100.0),
-        ..*widest
-    };
-    finish(&mut finding, &group);
+    let upper = expected * (1.0 + widest.tolerance_percent / 100.0);
+    finish(&mut finding, expected, learned, upper, impact);
     let p_value = moves
         .iter()
         .filter_map(|(_, m)| m.p_above)
@@ -275,13 +268,13 @@ pub(super) fn judge_risen_rows(
     })
 }
 
-/// The expected ratio, what it was learned from, the limit and the impact
-/// of a learned-ratio finding.
-fn finish(finding: &mut Finding, m: &Move) {
-    finding.expected_ratio = Some(m.expected);
-    finding.statistics.expected_learned = Some(m.learned);
-    finding.limit = Some(m.upper);
+/// Puts into a learned-ratio finding its expected ratio, what that was
+/// learned from, the limit (`upper`, ×) and the impact, %.
+fn finish(finding: &mut Finding, expected: f64, learned: LearnedFrom, upper: f64, impact: f64) {
+    finding.expected_ratio = Some(expected);
+    finding.statistics.expected_learned = Some(learned);
+    finding.limit = Some(upper);
     finding.statistics.limit_unit = Some("×".into());
-    finding.impact_percent = Some(m.impact);
-    finding.priority = priority_of(m.impact);
+    finding.impact_percent = Some(impact);
+    finding.priority = priority_of(impact);
 }

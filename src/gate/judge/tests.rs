@@ -19,6 +19,7 @@ use crate::gate::verdict::{Finding, NoiseSource, Per, SingleSampleNoise};
 
 mod end_to_end;
 mod families;
+mod findings;
 mod group_words;
 mod groups;
 mod integrity;
@@ -28,6 +29,7 @@ mod properties;
 mod rows;
 mod summary;
 mod timeline;
+mod verdict;
 mod workload;
 
 /// The verdict of `candidate` against `baseline` under the default policy,

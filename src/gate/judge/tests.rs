@@ -17,6 +17,7 @@ use crate::gate::snapshot::tests::example_snapshot;
 use crate::gate::stats::IntervalKind;
 use crate::gate::verdict::{Finding, NoiseSource, Per, SingleSampleNoise};
 
+mod accept;
 mod end_to_end;
 mod families;
 mod findings;

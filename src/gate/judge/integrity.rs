@@ -21,8 +21,9 @@ fn causes(
     versus_other: Option<f64>,
 ) -> Vec<String> {
     let mut causes = Vec::new();
+    // 100% without GPU work: a share below the minimum has busy time.
     let share = coverage.in_rows_percent();
-    if coverage.busy_us > 0.0 && share < min_percent {
+    if share < min_percent {
         causes.push(format!(
             "only {share:.1}% of the {side}'s GPU time is in rows the gate can judge (at least \
              {min_percent:.0}% needed): {:.1}% was launched outside any op",

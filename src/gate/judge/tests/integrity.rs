@@ -250,8 +250,9 @@ fn too_little_time_in_matched_rows_is_a_different_workload() {
     );
 }
 
-/// An under-recorded side (on either side) explains rows that do not
-/// match: that is the integrity finding's to say. A side with no time in
+/// An under-recorded side (on either side: graph launches without work,
+/// rows below the judged share) explains rows that do not match: that is
+/// the integrity finding's to say. A side with no time in
 /// rows has no share, so no verdict on it.
 #[test]
 fn an_under_recorded_or_empty_side_is_not_a_different_workload() {
@@ -267,6 +268,12 @@ fn an_under_recorded_or_empty_side_is_not_a_different_workload() {
     let mut baseline_doubted = partly_matched();
     baseline_doubted.baseline_coverage = Some(doubted);
     assert_eq!(different_workloads(&baseline_doubted, &policy), None);
+    // Rows holding less than the judged share (80%) doubt the side too.
+    let mut outside_ops = partly_matched();
+    outside_ops.candidate_coverage = coverage(1000.0, 799.0, 201.0);
+    assert_eq!(different_workloads(&outside_ops, &policy), None);
+    outside_ops.candidate_coverage = coverage(1000.0, 800.0, 200.0);
+    assert!(different_workloads(&outside_ops, &policy).is_some());
     let mut no_baseline_run = partly_matched();
     no_baseline_run.baseline_coverage = None;
     assert!(different_workloads(&no_baseline_run, &policy).is_some());

@@ -108,9 +108,9 @@ fn brief(group: &FindingGroup, multi: bool) -> String {
     );
     match group.delta_percent {
         Some(d) if figure => text.push_str(&format!(" {d:+.1}%")),
-        // The label names the workload or the policy entry already.
-        _ if group.kind == FindingKind::NothingToCompare => text.push_str(": nothing to compare"),
+        // The label names the policy entry already.
         _ if group.kind == FindingKind::Policy => text.push_str(" matches nothing"),
+        // The kind's name: `: kernel selection`, `: nothing to compare`.
         _ => {
             let kind = serde_json::to_value(group.kind)
                 .ok()

@@ -6,7 +6,7 @@
 
 use super::*;
 use crate::gate::judge::groups::group_findings;
-use crate::gate::verdict::LearnedFrom;
+use crate::gate::verdict::{FindingPriority, LearnedFrom};
 use std::collections::{BTreeSet, HashMap};
 
 /// The example judged against itself with `findings` added.
@@ -180,7 +180,8 @@ fn lines_are_counted_by_severity_and_doubt() {
 }
 
 /// A workload on one side only, or without a baseline, is a
-/// nothing-to-compare line saying so; new and missing rows are counted
+/// nothing-to-compare line saying so (of high priority, about the
+/// comparison); new and missing rows are counted
 /// over every compared workload.
 #[test]
 fn lone_workloads_have_nothing_to_compare_and_new_rows_add_up() {
@@ -215,6 +216,10 @@ fn lone_workloads_have_nothing_to_compare_and_new_rows_add_up() {
             .iter()
             .find(|f| f.workload == workload && f.kind == FindingKind::NothingToCompare)
             .unwrap_or_else(|| panic!("{:#?}", verdict.findings));
+        assert_eq!(
+            (finding.metric.as_str(), finding.priority),
+            ("comparison", FindingPriority::High)
+        );
         finding.message.clone()
     };
     assert_eq!(

@@ -98,8 +98,13 @@ fn each_count_counts_what_it_names() {
         ),
         changed(
             on_row(FindingKind::UnexpectedRatio, Severity::Fail, Some(2)),
+            20.0,
+        ),
+        changed(
+            on_row(FindingKind::UnexpectedRatio, Severity::Fail, Some(2)),
             -10.0,
         ),
+        on_row(FindingKind::UnexpectedRatio, Severity::Fail, Some(2)),
         learned,
         on_row(FindingKind::Improvement, Severity::Info, Some(4)),
         on_row(FindingKind::KernelSelection, Severity::Accepted, Some(5)),
@@ -109,10 +114,11 @@ fn each_count_counts_what_it_names() {
     ];
     let verdict = judged_with(findings);
     let counts = verdict.counts;
-    // Row 0, the collective, row 2's risen ratio, row 3's learned one, and
-    // the regression in another workload.
-    assert_eq!(counts.regressions, 5, "{:#?}", verdict.findings);
-    assert_eq!(counts.failures, 8);
+    // Row 0, the collective, row 2's two risen ratios (not the one that
+    // fell, nor the one with no change), row 3's learned one, and the
+    // regression in another workload.
+    assert_eq!(counts.regressions, 6, "{:#?}", verdict.findings);
+    assert_eq!(counts.failures, 10);
     assert_eq!(counts.warnings, 2);
     assert_eq!(counts.improvements, 1);
     assert_eq!(counts.accepted, 2);

@@ -299,6 +299,12 @@ mod tests {
         assert_eq!(Dtype::promote(Dtype::Bf16, Dtype::F32), Dtype::F32);
         assert_eq!(Dtype::promote(Dtype::Bf16, Dtype::F16), Dtype::F32);
         assert_eq!(Dtype::promote(Dtype::I64, Dtype::Bf16), Dtype::Bf16);
+        // The 8- and 4-bit floats are floats too: over any int.
+        assert_eq!(Dtype::promote(Dtype::I64, Dtype::F8E4m3fn), Dtype::F8E4m3fn);
+        assert_eq!(
+            Dtype::promote(Dtype::F4E2m1fnX2, Dtype::I8),
+            Dtype::F4E2m1fnX2
+        );
         // (tensor, scalar, result). An integral tensor keeps its width
         // against an integral number (torch: int32 tensor + 1 is int32);
         // only bool widens, to int64.

@@ -167,13 +167,6 @@ pub struct PerfModel {
     pub params: Vec<(String, String)>,
 }
 
-impl PerfModel {
-    /// FLOPs per byte moved (`None` when no bytes move).
-    pub fn arithmetic_intensity(&self) -> Option<f64> {
-        (self.bytes > 0.0).then(|| self.flops / self.bytes)
-    }
-}
-
 /// Why an op has no perf model.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]

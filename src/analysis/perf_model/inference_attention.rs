@@ -252,6 +252,11 @@ mod tests {
         assert_eq!(m.family, Family::InferenceAttention);
         assert_eq!(m.flops, 902_529_024.0);
         assert_eq!(m.bytes, 108.08984375 * 1024.0 * 1024.0);
+        let dtype_q = m.params.iter().find(|(name, _)| name == "dtype_Q");
+        assert_eq!(
+            dtype_q.map(|(_, text)| text.as_str()),
+            Some(super::str_repr(Some("c10::BFloat16")).as_str())
+        );
     }
 
     #[test]

@@ -482,6 +482,24 @@ mod tests {
     const BN_TYPES: &str =
         r#"["float", "float", "float", "float", "float", "Scalar", "Scalar", "Scalar", "Scalar"]"#;
 
+    /// An RMS norm's weight gradient is summed over its rows: one add per
+    /// element more once there is more than one row of channels.
+    #[test]
+    fn rms_backward_sums_the_weight_gradient_over_rows() {
+        let norm = |n| Norm {
+            n,
+            c: 8,
+            bpe: 2,
+            affine: true,
+            bias: false,
+            training: false,
+        };
+        // n for the normalised input, n for the scale, n for γ's gradient.
+        assert_eq!(norm(8).rms_flops_backward([false, true]), Some(24.0));
+        // And n more to sum γ's gradient over two rows.
+        assert_eq!(norm(16).rms_flops_backward([false, true]), Some(64.0));
+    }
+
     #[test]
     fn layer_norm_bert() {
         // (1, 141, 512) bf16 over 512 channels, with weight and bias.

@@ -512,4 +512,20 @@ mod tests {
         assert_eq!(m.flops, block(50) + 2.0 * block(25));
         assert_eq!(m.bytes, (4 * 100 * 2 * 8 * 4) as f64);
     }
+
+    #[test]
+    fn varlen_backward() {
+        // The forward above's sequences, backward: flash recomputes QKᵀ,
+        // five matmuls to the forward's two.
+        let m = model_op(&op(
+            "flash_attn::_flash_attn_varlen_backward",
+            "[[100, 2, 8], [100, 2, 8], [100, 2, 8], [100, 2, 8], [100, 2, 8], [2, 100], [100, 2, 8], [100, 2, 8], [100, 2, 8], [4], [4], [], [], [], [], []]",
+            r#"["float", "float", "float", "float", "float", "float", "float", "float", "float", "int", "int", "Scalar", "Scalar", "Scalar", "Scalar", "Scalar"]"#,
+            r#"["", "", "", "", "", "", "", "", "", "", "", "50", "50", "0.", "0.35", "False"]"#,
+        ))
+        .expect("modelled");
+        assert_eq!(m.family, Family::SdpaBwd);
+        let block = |n: u64| (2 * 2 * n * n * 16) as f64;
+        assert_eq!(m.flops, 2.5 * (block(50) + 2.0 * block(25)));
+    }
 }

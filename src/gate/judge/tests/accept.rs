@@ -51,7 +51,10 @@ fn unused(comparison: Comparison, text: &str, accept: Vec<Accept>) -> Vec<String
     unmatched_entries(&workloads, &policy, &options)
         .into_iter()
         .map(|f| {
-            assert_eq!((f.kind, f.severity), (FindingKind::Policy, Severity::Warn));
+            assert_eq!(
+                (f.kind, f.severity, f.metric.as_str()),
+                (FindingKind::Policy, Severity::Warn, "policy")
+            );
             assert!(f.message.starts_with(&f.rule), "{}", f.message);
             f.message
         })

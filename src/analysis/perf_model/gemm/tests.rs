@@ -47,6 +47,38 @@ fn mm_fp32() {
     assert_eq!(m.compute_spec, Some(ComputeSpec::MatrixFp32));
 }
 
+/// The parameters name each operand's strides as a Python tuple, `None`
+/// when the trace did not record them.
+#[test]
+fn mm_names_its_operands_strides() {
+    let param = |m: &PerfModel, name: &str| {
+        m.params
+            .iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.clone())
+    };
+    let strided = OpShape {
+        input_strides: Some("[[8, 1], [1, 8]]"),
+        ..op(
+            "aten::mm",
+            "[[4, 8], [8, 16]]",
+            r#"["float", "float"]"#,
+            "[]",
+        )
+    };
+    let m = model_op(&strided).expect("modelled");
+    assert_eq!(param(&m, "stride_A").as_deref(), Some("(8, 1)"));
+    assert_eq!(param(&m, "stride_B").as_deref(), Some("(1, 8)"));
+    let plain = op(
+        "aten::mm",
+        "[[4, 8], [8, 16]]",
+        r#"["float", "float"]"#,
+        "[]",
+    );
+    let m = model_op(&plain).expect("modelled");
+    assert_eq!(param(&m, "stride_A").as_deref(), Some("None"));
+}
+
 #[test]
 fn bmm_scales_by_batch() {
     // (96, 3137, 64)·(96, 64, 3137) bf16: 2·96·3137·3137·64 flops.

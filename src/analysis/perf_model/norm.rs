@@ -500,6 +500,23 @@ mod tests {
         assert_eq!(norm(16).rms_flops_backward([false, true]), Some(64.0));
     }
 
+    /// A normalised shape with a zero dimension names no channels: the op
+    /// has no model, and the reason says which argument.
+    #[test]
+    fn a_normalised_shape_of_zero_channels_is_refused() {
+        let refused = model_op(&op(
+            "aten::layer_norm",
+            "[[1, 4, 4], [], [0], [0], [], []]",
+            r#"["float", "ScalarList", "float", "float", "Scalar", "Scalar"]"#,
+            r#"["", "[0]", "", "", "1e-05", "True"]"#,
+        ))
+        .expect_err("no channels");
+        assert!(
+            refused.to_string().contains("bad normalized_shape"),
+            "{refused}"
+        );
+    }
+
     #[test]
     fn layer_norm_bert() {
         // (1, 141, 512) bf16 over 512 channels, with weight and bias.

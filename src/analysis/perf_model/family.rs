@@ -130,19 +130,6 @@ impl Family {
             other => other.as_str(),
         }
     }
-
-    /// Whether the family models a backward pass.
-    pub fn is_backward(self) -> bool {
-        matches!(
-            self,
-            Family::GemmBwd
-                | Family::SdpaBwd
-                | Family::ConvBwd
-                | Family::NormBwd
-                | Family::ReduceBwd
-                | Family::SoftmaxBwd
-        )
-    }
 }
 
 impl std::fmt::Display for Family {

@@ -259,6 +259,39 @@ mod tests {
         );
     }
 
+    /// aiter's prefill kernels take V's head size from V itself: equal to
+    /// K's, the figures are the unified op's; wider, more FLOPs.
+    #[test]
+    fn a_value_head_op_reads_vs_head_size() {
+        let context = OpContext {
+            annotation: Some(DECODE),
+            ..OpContext::default()
+        };
+        let reference = model_in(&unified(), &context).expect("modelled");
+        let prefill = |v_dims: &'static str| OpShape {
+            name: "aiter::mha_batch_prefill",
+            input_dims: Some(v_dims),
+            ..unified()
+        };
+        let same = model_in(
+            &prefill("[[32, 64, 64], [32, 8, 64], [32, 8, 64], [32, 64, 64], [], [], [], [0]]"),
+            &context,
+        )
+        .expect("modelled");
+        assert_eq!((same.flops, same.bytes), (reference.flops, reference.bytes));
+        let wide = model_in(
+            &prefill("[[32, 64, 64], [32, 8, 64], [32, 8, 128], [32, 64, 64], [], [], [], [0]]"),
+            &context,
+        )
+        .expect("modelled");
+        assert!(
+            wide.flops > reference.flops,
+            "{} {}",
+            wide.flops,
+            reference.flops
+        );
+    }
+
     #[test]
     fn no_annotation_no_model() {
         assert!(model_in(&unified(), &OpContext::default()).is_err());

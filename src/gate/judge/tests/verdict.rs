@@ -257,7 +257,9 @@ fn groups_that_do_not_index_their_findings_are_rebuilt() {
     let rebuilt = group_findings(&verdict.findings, &HashMap::new(), &verdict.workloads);
     assert_ne!(rebuilt, verdict.groups, "the matched rows add figures");
     let n = verdict.findings.len();
-    let corruptions: [(&str, fn(&mut Vec<FindingGroup>, usize)); 5] = [
+    // Each breaks the groups of a verdict with this many findings.
+    type Corruption = fn(&mut Vec<FindingGroup>, usize);
+    let corruptions: [(&str, Corruption); 5] = [
         ("an empty group", |groups, _| {
             let mut empty = groups[0].clone();
             empty.findings.clear();

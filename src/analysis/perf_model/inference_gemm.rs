@@ -85,6 +85,21 @@ mod tests {
         assert_eq!(m.bytes, 30_013_440.0);
     }
 
+    /// vLLM's unquantised GEMM writes its output in the bias's dtype: an
+    /// fp32 bias makes an fp32 output from bf16 operands.
+    #[test]
+    fn rocm_unquantized_gemm_writes_in_the_bias_dtype() {
+        let m = model(&OpShape {
+            name: "vllm::rocm_unquantized_gemm",
+            input_dims: Some("[[32, 2880], [5120, 2880], [5120]]"),
+            input_type: Some(r#"["c10::BFloat16", "c10::BFloat16", "float"]"#),
+            ..OpShape::default()
+        })
+        .expect("modelled");
+        // (32·2880 + 5120·2880)·2 + 5120·4 (bias) + 32·5120·4 (output)
+        assert_eq!(m.bytes, 30_351_360.0);
+    }
+
     #[test]
     fn gemm_a16w16_without_bias() {
         let m = model(&OpShape {

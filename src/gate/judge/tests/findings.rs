@@ -143,17 +143,22 @@ fn an_op_is_named_by_its_dims_and_its_graph() {
     assert_eq!(short_op(&side), "aten::mm in cudaGraphLaunch #1 graph 0");
 }
 
-/// An interval in words: its label and bounds, else why there is none
-/// (one sample on a side, exactly two are not one).
-#[test]
-fn an_interval_is_worded_with_its_label_or_why_there_is_none() {
-    let mut finding = Finding::new(
+/// A failing regression finding with no figures yet.
+fn failing_regression() -> Finding {
+    Finding::new(
         "rule",
         Severity::Fail,
         FindingKind::Regression,
         "w",
         "m".to_string(),
-    );
+    )
+}
+
+/// An interval in words: its label and bounds, else why there is none
+/// (one sample on a side, exactly two are not one).
+#[test]
+fn an_interval_is_worded_with_its_label_or_why_there_is_none() {
+    let mut finding = failing_regression();
     assert_eq!(interval_words(&finding), "no interval");
     let counts = |baseline, candidate| SampleCounts {
         per: Per::Step,
@@ -200,13 +205,7 @@ fn a_rows_figures_are_its_samples_and_their_interval() {
         replicates: Vec::new(),
     };
     let figures = |op: &OpComparison| {
-        let mut finding = Finding::new(
-            "rule",
-            Severity::Fail,
-            FindingKind::Regression,
-            "w",
-            "m".to_string(),
-        );
+        let mut finding = failing_regression();
         set_sample_figures(&mut finding, op);
         finding
     };

@@ -313,6 +313,38 @@ mod tests {
         assert!(matches!(result, Err(NoModel::BadArgs { .. })), "{result:?}");
     }
 
+    /// Why `model` could not read the op's arguments.
+    fn bad_args_reason(op: &OpShape) -> String {
+        match model(op) {
+            Err(NoModel::BadArgs { reason, .. }) => reason,
+            other => panic!("{}: {other:?}", op.name),
+        }
+    }
+
+    #[test]
+    fn unreadable_arguments_are_quoted_up_to_80_characters() {
+        // A short input is quoted whole.
+        let reason = bad_args_reason(&huge_op("aten::add", "[[1.5, 4], [4]]", "[]"));
+        assert!(reason.ends_with(": [1.5, 4]"), "{reason}");
+        // A long one is cut after 80 characters (not bytes), with an ellipsis.
+        let names = vec!["\"é\""; 40].join(", ");
+        let dims = format!("[[{names}], [4]]");
+        let reason = bad_args_reason(&huge_op("aten::add", &dims, "[]"));
+        let first_80: String = format!("[{names}]").chars().take(80).collect();
+        assert!(reason.ends_with(&format!(": {first_80}…")), "{reason}");
+        // A whole list that is no list is quoted too.
+        let op = OpShape {
+            name: "aten::add",
+            input_dims: Some("[[4], [4]]"),
+            input_type: Some(r#"{"float": 1}"#),
+            ..OpShape::default()
+        };
+        assert_eq!(
+            bad_args_reason(&op),
+            r#"`Input type` is not a list: {"float": 1}"#
+        );
+    }
+
     #[test]
     fn composites_are_modelled_directly() {
         assert!(has_model("aten::linear"));

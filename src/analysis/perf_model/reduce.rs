@@ -332,6 +332,21 @@ mod tests {
     }
 
     #[test]
+    fn all_and_any_write_one_byte_booleans() {
+        for name in ["aten::all", "aten::any"] {
+            // any((4, 8) float, dim=1) → (4,) bool: 32 floats read, 4 bytes written.
+            let m = model_op(&op(
+                name,
+                "[[4, 8], [], []]",
+                r#"["float", "Scalar", "Scalar"]"#,
+                r#"["", "1", "False"]"#,
+            ))
+            .expect("modelled");
+            assert_eq!(m.bytes, (32 * 4 + 4) as f64, "{name}");
+        }
+    }
+
+    #[test]
     fn cumulative_keeps_every_element() {
         let m = model_op(&op(
             "aten::cumsum",

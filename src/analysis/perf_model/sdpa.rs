@@ -488,6 +488,36 @@ mod tests {
     }
 
     #[test]
+    fn q_k_v_that_do_not_fit_together_are_refused_one_mismatch_at_a_time() {
+        let attention = |q: &str, k: &str, v: &str| {
+            let dims = format!("[{q}, {k}, {v}, [], [], [], []]");
+            model_op(&op(
+                "aten::_scaled_dot_product_flash_attention",
+                &dims,
+                SDPA_TYPES,
+                r#"["", "", "", "0.", "False", "False", "0.125"]"#,
+            ))
+        };
+        let fits = "[2, 8, 16, 64]";
+        // V's head dim may differ from Q's and K's (MLA): that still fits.
+        assert!(attention(fits, fits, "[2, 8, 16, 128]").is_ok());
+        for (q, k, v, what) in [
+            (fits, "[3, 8, 16, 64]", fits, "K's batch"),
+            (fits, fits, "[3, 8, 16, 64]", "V's batch"),
+            (fits, "[2, 4, 16, 64]", fits, "K's heads, not V's"),
+            (fits, "[2, 8, 32, 64]", fits, "K's length, not V's"),
+            (fits, "[2, 8, 16, 32]", fits, "K's head dim"),
+        ] {
+            match attention(q, k, v) {
+                Err(NoModel::BadArgs { reason, .. }) => {
+                    assert!(reason.ends_with("do not fit together"), "{what}: {reason}");
+                }
+                other => panic!("{what}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
     fn causal_with_unequal_lengths_is_refused() {
         let r = model_op(&op(
             "aten::_scaled_dot_product_flash_attention",

@@ -409,6 +409,28 @@ mod tests {
         // 4 tensors of 72,192 elements, 2 bytes each.
         assert_eq!(m.bytes, 577_536.0);
         assert_eq!(m.compute_spec, Some(ComputeSpec::MatrixBf16));
+        // The parameter columns, as TraceLens's sheets print them.
+        let params: Vec<(&str, &str)> = m
+            .params
+            .iter()
+            .map(|(key, value)| (key.as_str(), value.as_str()))
+            .collect();
+        assert_eq!(
+            params,
+            [
+                ("B", "1"),
+                ("N_Q", "141"),
+                ("H_Q", "8"),
+                ("N_KV", "141"),
+                ("H_KV", "8"),
+                ("d_h_qk", "64"),
+                ("d_h_v", "64"),
+                ("dropout", "0.0"),
+                ("causal", "False"),
+                ("flash_impl", "True"),
+                ("dtype_A_B", "('c10::BFloat16', 'c10::BFloat16')"),
+            ]
+        );
     }
 
     #[test]
@@ -513,6 +535,15 @@ mod tests {
                     assert!(reason.ends_with("do not fit together"), "{what}: {reason}");
                 }
                 other => panic!("{what}: {other:?}"),
+            }
+        }
+        // Grouped-query attention needs KV heads that divide the query heads.
+        for kv_heads in ["[2, 0, 16, 64]", "[2, 3, 16, 64]"] {
+            match attention(fits, kv_heads, kv_heads) {
+                Err(NoModel::BadArgs { reason, .. }) => {
+                    assert!(reason.ends_with("do not divide 8 query heads"), "{reason}");
+                }
+                other => panic!("{kv_heads}: {other:?}"),
             }
         }
     }

@@ -589,4 +589,63 @@ mod tests {
         let block = |n: u64| (2 * 2 * n * n * 16) as f64;
         assert_eq!(m.flops, 2.5 * (block(50) + 2.0 * block(25)));
     }
+
+    #[test]
+    fn efficient_and_cudnn_backward_read_q_and_causal_where_they_record_them() {
+        // Q, K, V (1, 2, 4, 8) after the output gradient, causal: four matmuls
+        // (no recompute), half of them masked.
+        let t = "[1, 2, 4, 8]";
+        let efficient = format!("[{t}, {t}, {t}, {t}, [], {t}, [1, 2, 4], [], [], [], [], [], []]");
+        let cudnn =
+            format!("[{t}, {t}, {t}, {t}, {t}, [1, 2, 4], [], [], [], [], [], [], [], [], [], []]");
+        let cases = [
+            (
+                "aten::_scaled_dot_product_efficient_attention_backward",
+                efficient.as_str(),
+                r#"["", "", "", "", "", "", "", "", "", "0.", "", "True", ""]"#,
+            ),
+            (
+                "aten::_scaled_dot_product_cudnn_attention_backward",
+                cudnn.as_str(),
+                r#"["", "", "", "", "", "", "", "", "", "", "", "", "", "0.", "True", ""]"#,
+            ),
+        ];
+        for (name, dims, concrete) in cases {
+            let types = r#"["float", "float", "float", "float"]"#;
+            let m = model_op(&op(name, dims, types, concrete)).expect(name);
+            assert_eq!(m.family, Family::SdpaBwd, "{name}");
+            assert_eq!(m.flops, (4 * 2 * 2 * 4 * 4 * 8 / 2) as f64, "{name}");
+            assert_eq!(m.params[8].1, "True", "{name}");
+            assert_eq!(m.params[9].1, "False", "{name}");
+        }
+    }
+
+    #[test]
+    fn aten_flash_ops_read_packed_sequences_too() {
+        // The varlen forward above as `aten::_flash_attention_forward` records it
+        // (cum_seq_q, cum_seq_k, max_q, max_k after Q, K, V), and its backward.
+        let forward = model_op(&op(
+            "aten::_flash_attention_forward",
+            "[[100, 2, 8], [100, 2, 8], [100, 2, 8], [4], [4], [], [], [], [], [], []]",
+            r#"["float", "float", "float", "int", "int", "Scalar", "Scalar", "Scalar", "Scalar", "Scalar", ""]"#,
+            r#"["", "", "", "", "", "50", "50", "0.", "False", "False", ""]"#,
+        ))
+        .expect("modelled");
+        let backward = model_op(&op(
+            "aten::_flash_attention_backward",
+            "[[100, 2, 8], [100, 2, 8], [100, 2, 8], [100, 2, 8], [100, 2, 8], [2, 100], [4], [4], [], [], [], [], [], [], []]",
+            r#"["float", "float", "float", "float", "float", "float", "int", "int", "Scalar", "Scalar", "Scalar", "Scalar", "", "", ""]"#,
+            r#"["", "", "", "", "", "", "", "", "50", "50", "0.", "False", "", "", ""]"#,
+        ))
+        .expect("modelled");
+        let block = |n: u64| (2 * 2 * n * n * 16) as f64;
+        assert_eq!(forward.flops, block(50) + 2.0 * block(25));
+        assert_eq!(backward.flops, 2.5 * forward.flops);
+        for m in [&forward, &backward] {
+            assert_eq!(
+                m.params.last(),
+                Some(&("max_seqlen_kv".to_string(), "50".to_string()))
+            );
+        }
+    }
 }

@@ -372,3 +372,30 @@ pub(crate) fn parse_float(text: &str) -> Option<f64> {
 pub(crate) fn numel(shape: &[u64]) -> Count {
     shape.iter().map(|&d| Count::from(d)).product()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figures_are_implausible_unless_both_are_finite() {
+        let op = OpShape {
+            name: "aten::mm",
+            input_dims: Some("[[2, 2], [2, 2]]"),
+            ..OpShape::default()
+        };
+        let args = Args::parse(&op).expect("readable");
+        assert_eq!(args.figures(Some(16.0), Some(48.0)), Ok((16.0, 48.0)));
+        for (flops, bytes) in [
+            (Some(f64::INFINITY), Some(48.0)),
+            (Some(16.0), Some(f64::NAN)),
+            (None, Some(48.0)),
+            (Some(16.0), None),
+        ] {
+            assert!(
+                matches!(args.figures(flops, bytes), Err(NoModel::Implausible { .. })),
+                "{flops:?} {bytes:?}"
+            );
+        }
+    }
+}

@@ -277,6 +277,31 @@ mod tests {
         assert_eq!(Dtype::parse(""), None);
     }
 
+    /// Every spelling `Input type` uses, with the width of the C type it names.
+    #[test]
+    fn every_type_name_the_profiler_writes_has_its_width() {
+        for (name, dtype, bytes) in [
+            ("double", Dtype::F64, 8),
+            ("c10::Float8_e4m3fnuz", Dtype::F8E4m3fnuz, 1),
+            ("c10::Float8_e5m2", Dtype::F8E5m2, 1),
+            ("c10::Float8_e8m0fnu", Dtype::F8E8m0fnu, 1),
+            ("int", Dtype::I32, 4),
+            ("short int", Dtype::I16, 2),
+            ("signed char", Dtype::I8, 1),
+            ("unsigned char", Dtype::U8, 1),
+            ("unsigned short", Dtype::U16, 2),
+            ("unsigned int", Dtype::U32, 4),
+            ("unsigned long", Dtype::U64, 8),
+            ("c10::complex<c10::Half>", Dtype::C32, 4),
+            ("c10::complex<float>", Dtype::C64, 8),
+            ("c10::complex<double>", Dtype::C128, 16),
+            ("c10::qint32", Dtype::I32, 4),
+        ] {
+            assert_eq!(Dtype::parse(name), Some(dtype), "{name}");
+            assert_eq!(dtype.bytes(), bytes, "{name}");
+        }
+    }
+
     #[test]
     fn bytes_per_element() {
         assert_eq!(Dtype::F64.bytes(), 8);
@@ -321,6 +346,55 @@ mod tests {
                 result,
                 "{tensor:?} with a {scalar:?} number"
             );
+        }
+    }
+
+    /// Each step up the ladder wins over every step below it, both ways round.
+    #[test]
+    fn promotion_climbs_from_bool_through_ints_and_floats_to_complex() {
+        use Dtype::*;
+        let ladder = [
+            [Bool, Bool],
+            [I8, U8],
+            [I16, U16],
+            [I32, U32],
+            [I64, U64],
+            [F8E5m2, F4E2m1fnX2],
+            [F16, Bf16],
+            [F32, F32],
+            [F64, F64],
+            [C32, C32],
+            [C64, C64],
+            [C128, C128],
+        ];
+        for (i, lower) in ladder.iter().enumerate() {
+            for higher in &ladder[i + 1..] {
+                for (&low, &high) in lower.iter().zip(higher) {
+                    assert_eq!(Dtype::promote(low, high), high, "{low:?} with {high:?}");
+                    assert_eq!(Dtype::promote(high, low), high, "{high:?} with {low:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_dtype_has_its_matrix_and_vector_spec() {
+        use ComputeSpec::*;
+        for (dtype, matrix, vector) in [
+            (Dtype::F64, Some(MatrixFp64), Some(VectorFp64)),
+            (Dtype::F32, Some(MatrixFp32), Some(VectorFp32)),
+            (Dtype::F16, Some(MatrixFp16), Some(VectorFp16)),
+            (Dtype::Bf16, Some(MatrixBf16), Some(VectorBf16)),
+            (Dtype::F4E2m1fnX2, Some(MatrixFp4), None),
+            (Dtype::I8, Some(MatrixInt8), None),
+            (Dtype::U8, Some(MatrixInt8), None),
+            (Dtype::F8E4m3fnuz, Some(MatrixFp8), None),
+            (Dtype::F8E5m2, Some(MatrixFp8), None),
+            (Dtype::I32, None, None),
+            (Dtype::C64, None, None),
+        ] {
+            assert_eq!(dtype.matrix_spec(), matrix, "{dtype:?}");
+            assert_eq!(dtype.vector_spec(), vector, "{dtype:?}");
         }
     }
 

@@ -345,6 +345,38 @@ mod tests {
         );
     }
 
+    /// `has_model` knows what `model` models: one name from each family's module.
+    #[test]
+    fn has_model_knows_every_modules_ops() {
+        for name in [
+            "aten::mm",
+            "aten::_scaled_dot_product_flash_attention",
+            "aten::convolution",
+            "aten::layer_norm",
+            "aten::_softmax",
+            "aten::sum",
+            "aten::add",
+            "vllm::unified_attention_with_output",
+            "aiter::gemm_a16w16",
+            "aiter::rms_norm",
+            "_C::rotary_embedding",
+            moe::UP,
+            "aiter::gelu_and_mul",
+            "triton_poi_fused_add_0",
+        ] {
+            assert!(has_model(name), "{name}");
+            let op = OpShape {
+                name,
+                ..OpShape::default()
+            };
+            assert!(
+                !matches!(model(&op), Err(NoModel::UnknownOp { .. })),
+                "{name}"
+            );
+        }
+        assert!(!has_model("aten::index_select"));
+    }
+
     #[test]
     fn composites_are_modelled_directly() {
         assert!(has_model("aten::linear"));

@@ -135,6 +135,30 @@ fn upsample_reads_input_writes_output() {
 }
 
 #[test]
+fn upsample_refuses_sizes_that_do_not_fit_its_spatial_dims() {
+    // (1, 3, 4, 4) has two spatial dims: one size or one factor is no 2-D output.
+    for (sizes, factors) in [
+        ("[8]", ""),
+        ("[8, 0]", ""),
+        ("", "[2.]"),
+        ("", "[2., 2., 2.]"),
+    ] {
+        let concrete = format!(r#"["", "{sizes}", "{factors}"]"#);
+        let result = model(&OpShape {
+            name: "aten::upsample_nearest2d",
+            input_dims: Some("[[1, 3, 4, 4], [], []]"),
+            input_type: Some(r#"["float", "", "GenericList"]"#),
+            input_strides: None,
+            concrete_inputs: Some(&concrete),
+        });
+        assert!(
+            matches!(result, Err(NoModel::BadArgs { .. })),
+            "{sizes} {factors}: {result:?}"
+        );
+    }
+}
+
+#[test]
 fn in_place_binary_writes_its_own_type() {
     // add_ into bf16 self from an fp32 other: the result is stored as bf16.
     let m = model(&op(

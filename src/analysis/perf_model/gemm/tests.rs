@@ -190,6 +190,20 @@ fn matmul_of_two_batches_keeps_the_batch_out_of_m() {
 }
 
 #[test]
+fn matmul_reads_the_last_two_dims_of_any_rank() {
+    // (2, 3, 4, 5, 6) · (2, 3, 4, 6, 7): 24 products of 5×6 · 6×7.
+    let m = model_op(&op(
+        "aten::matmul",
+        "[[2, 3, 4, 5, 6], [2, 3, 4, 6, 7]]",
+        r#"["float", "float"]"#,
+        r#"["", ""]"#,
+    ))
+    .expect("modelled");
+    assert_eq!(m.flops, (24 * 2 * 5 * 7 * 6) as f64);
+    assert_eq!(m.bytes, (24 * (5 * 6 + 6 * 7 + 5 * 7) * 4) as f64);
+}
+
+#[test]
 fn mismatched_inner_dimensions_are_refused() {
     assert!(
         model_op(&op(

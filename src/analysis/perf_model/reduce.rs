@@ -347,6 +347,21 @@ mod tests {
     }
 
     #[test]
+    fn std_mean_and_var_mean_write_both_statistics() {
+        for name in ["aten::std_mean", "aten::var_mean"] {
+            // (4, 10) float over dim 1 → a (4,) deviation and a (4,) mean.
+            let m = model_op(&op(
+                name,
+                "[[4, 10], [], [], []]",
+                r#"["float", "ScalarList", "Scalar", "Scalar"]"#,
+                r#"["", "[1]", "", "False"]"#,
+            ))
+            .expect("modelled");
+            assert_eq!(m.bytes, (40 * 4 + 2 * 4 * 4) as f64, "{name}");
+        }
+    }
+
+    #[test]
     fn cumulative_keeps_every_element() {
         let m = model_op(&op(
             "aten::cumsum",

@@ -401,6 +401,42 @@ mod tests {
     }
 
     #[test]
+    fn groups_are_one_positive_integer() {
+        // Four groups fit the shapes, so only the list itself is refused.
+        for groups in ["0", "-4", "[4, 4]"] {
+            let r = model_op(&op(
+                "aten::convolution",
+                "[[2, 8, 10, 10], [8, 2, 3, 3], [], [], [], [], [], [], []]",
+                r#"["float", "float", "", "ScalarList", "ScalarList", "ScalarList", "Scalar", "ScalarList", "Scalar"]"#,
+                &format!(r#"["", "", "", "[1]", "[0]", "[1]", "False", "[0]", "{groups}"]"#),
+            ));
+            assert!(matches!(r, Err(NoModel::BadArgs { .. })), "{groups}: {r:?}");
+        }
+    }
+
+    #[test]
+    fn a_zero_stride_or_dilation_or_a_negative_padding_is_refused() {
+        for (stride, padding, dilation) in [
+            ("[0]", "[0]", "[1]"),
+            ("[1]", "[-1]", "[1]"),
+            ("[1]", "[0]", "[0]"),
+        ] {
+            let r = model_op(&op(
+                "aten::convolution",
+                "[[2, 8, 10, 10], [8, 2, 3, 3], [], [], [], [], [], [], []]",
+                r#"["float", "float", "", "ScalarList", "ScalarList", "ScalarList", "Scalar", "ScalarList", "Scalar"]"#,
+                &format!(
+                    r#"["", "", "", "{stride}", "{padding}", "{dilation}", "False", "[0]", "4"]"#
+                ),
+            ));
+            assert!(
+                matches!(r, Err(NoModel::BadArgs { .. })),
+                "{stride} {padding} {dilation}: {r:?}"
+            );
+        }
+    }
+
+    #[test]
     fn transposed_grouped() {
         // x (1,4,5,5), w (4,3,3,3) transposed, groups 2 → C_out 6; stride 2, output_padding 1.
         let m = model_op(&op(
@@ -499,5 +535,9 @@ mod tests {
         ))
         .expect("modelled");
         assert_eq!(m.flops, (2 * 602_112u64 * 1_536 + 602_112) as f64);
+        // Input and weight gradients each read dY and the other operand and
+        // write their own; the bias gradient reads dY and writes 768 values (bf16).
+        let (x, w, dy) = (4 * 3 * 224 * 224, 768 * 3 * 16 * 16, 4 * 768 * 14 * 14);
+        assert_eq!(m.bytes, ((2 * (dy + x + w) + dy + 768) * 2) as f64);
     }
 }

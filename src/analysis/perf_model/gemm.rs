@@ -270,15 +270,14 @@ fn matmul_dims(args: &Args, a: &[u64], b: &[u64]) -> Result<Gemm, NoModel> {
     if a.is_empty() || b.is_empty() {
         return Err(args.bad("matmul of a scalar"));
     }
+    // A matrix takes the batched arms with an empty batch.
     let (m, ka, batch_a): (u64, u64, &[u64]) = match a.len() {
         1 => (1, a[0], &[]),
-        2 => (a[0], a[1], &[]),
         _ if b.len() <= 2 => (args.size(numel(&a[..a.len() - 1]))?, a[a.len() - 1], &[]),
         _ => (a[a.len() - 2], a[a.len() - 1], &a[..a.len() - 2]),
     };
     let (n, kb, batch_b): (u64, u64, &[u64]) = match b.len() {
         1 => (1, b[0], &[]),
-        2 => (b[1], b[0], &[]),
         _ => (b[b.len() - 1], b[b.len() - 2], &b[..b.len() - 2]),
     };
     if ka != kb {

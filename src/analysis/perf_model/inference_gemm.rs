@@ -98,6 +98,18 @@ mod tests {
         .expect("modelled");
         // (32·2880 + 5120·2880)·2 + 5120·4 (bias) + 32·5120·4 (output)
         assert_eq!(m.bytes, 30_351_360.0);
+        // Without a bias it writes in the weight's dtype, not the activation's.
+        let m = model(&OpShape {
+            name: "vllm::rocm_unquantized_gemm",
+            input_dims: Some("[[32, 2880], [5120, 2880]]"),
+            input_type: Some(r#"["float", "c10::BFloat16"]"#),
+            ..OpShape::default()
+        })
+        .expect("modelled");
+        assert_eq!(
+            m.bytes,
+            ((32 * 2880 * 4 + 5120 * 2880 * 2) + 32 * 5120 * 2) as f64
+        );
     }
 
     #[test]

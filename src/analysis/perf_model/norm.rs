@@ -560,6 +560,47 @@ mod tests {
         assert_eq!(train.bytes, (16_384 + 6 * 16 * 4) as f64);
     }
 
+    /// The decompositions' batch norms read the training flag where each
+    /// schema puts it: after the running stats, after the bias when there
+    /// are none (`.no_stats`), and nowhere in `_no_training`.
+    #[test]
+    fn legit_batch_norms_read_training_where_their_schema_puts_it() {
+        let (eval_flops, train_flops) = ((96 + 4096) as f64, (96 + 3 * 2048 + 4096) as f64);
+        for (name, dims, types, concrete, flops) in [
+            (
+                "aten::_native_batch_norm_legit",
+                "[[8, 16, 4, 4], [16], [16], [16], [16], [], [], []]",
+                r#"["float", "float", "float", "float", "float", "Scalar", "Scalar", "Scalar"]"#,
+                r#"["", "", "", "", "", "True", "0.1", "1e-05"]"#,
+                train_flops,
+            ),
+            (
+                "aten::_native_batch_norm_legit",
+                "[[8, 16, 4, 4], [16], [16], [16], [16], [], [], []]",
+                r#"["float", "float", "float", "float", "float", "Scalar", "Scalar", "Scalar"]"#,
+                r#"["", "", "", "", "", "False", "0.1", "1e-05"]"#,
+                eval_flops,
+            ),
+            (
+                "aten::_native_batch_norm_legit",
+                "[[8, 16, 4, 4], [16], [16], [], [], []]",
+                r#"["float", "float", "float", "Scalar", "Scalar", "Scalar"]"#,
+                r#"["", "", "", "True", "0.1", "1e-05"]"#,
+                train_flops,
+            ),
+            (
+                "aten::_native_batch_norm_legit_no_training",
+                "[[8, 16, 4, 4], [16], [16], [16], [16], [], []]",
+                r#"["float", "float", "float", "float", "float", "Scalar", "Scalar"]"#,
+                r#"["", "", "", "", "", "0.1", "1e-05"]"#,
+                eval_flops,
+            ),
+        ] {
+            let m = model_op(&op(name, dims, types, concrete)).expect(name);
+            assert_eq!(m.flops, flops, "{name} {concrete}");
+        }
+    }
+
     #[test]
     fn batch_norm_without_training_flag_is_refused() {
         let r = model_op(&op(
@@ -599,6 +640,15 @@ mod tests {
         let n = 2 * 32 * 64;
         assert_eq!(m.flops, (6 * 32 + 5 * n) as f64);
         assert_eq!(m.bytes, (2 * n * 2 + 6 * 32 * 2) as f64);
+        // `native_group_norm(input, weight, bias, N, C, HxW, group, eps)`.
+        let native = model_op(&op(
+            "aten::native_group_norm",
+            "[[2, 32, 8, 8], [32], [32], [], [], [], [], []]",
+            r#"["c10::Half", "c10::Half", "c10::Half", "Scalar", "Scalar", "Scalar", "Scalar", "Scalar"]"#,
+            r#"["", "", "", "2", "32", "64", "8", "1e-05"]"#,
+        ))
+        .expect("modelled");
+        assert_eq!((native.flops, native.bytes), (m.flops, m.bytes));
     }
 
     #[test]

@@ -99,4 +99,23 @@ mod tests {
         // 4 tokens · (4 + 2) heads · 32 rotated dims.
         assert_eq!(m.flops, 3.0 * 768.0);
     }
+
+    /// Without a recorded head size, one head is the query's last dim.
+    #[test]
+    fn an_unrecorded_head_size_is_the_querys_last_dim() {
+        for head_size in ["", " ", "256"] {
+            let m = model(&OpShape {
+                name: "_C::rotary_embedding",
+                input_dims: Some("[[4], [4, 256], [4, 256], [], [], []]"),
+                input_type: Some(
+                    r#"["long int", "c10::BFloat16", "c10::BFloat16", "Scalar", "", "Scalar"]"#,
+                ),
+                concrete_inputs: Some(&format!(r#"["", "", "", "{head_size}", "", "True"]"#)),
+                ..OpShape::default()
+            })
+            .expect("modelled");
+            // 4 tokens · (1 + 1) heads · 256 rotated dims.
+            assert_eq!(m.flops, 3.0 * 2048.0, "{head_size:?}");
+        }
+    }
 }

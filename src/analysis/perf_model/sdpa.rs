@@ -433,6 +433,19 @@ mod tests {
         );
     }
 
+    /// Q, K and V are each read at their own type; O is written at Q's.
+    #[test]
+    fn each_operand_is_read_at_its_own_type() {
+        let m = model_op(&op(
+            "aten::_scaled_dot_product_flash_attention",
+            "[[1, 8, 141, 64], [1, 8, 141, 64], [1, 8, 141, 64], [], [], [], []]",
+            r#"["c10::BFloat16", "float", "c10::Float8_e4m3fn", "Scalar", "Scalar", "Scalar", "Scalar"]"#,
+            r#"["", "", "", "0.", "False", "False", "0.125"]"#,
+        ))
+        .expect("modelled");
+        assert_eq!(m.bytes, (72_192 * (2 + 4 + 1 + 2)) as f64);
+    }
+
     #[test]
     fn causal_halves_the_flops() {
         // Qwen: B=16, H=16, N=559, d=64, causal.

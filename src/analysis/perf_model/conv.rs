@@ -371,6 +371,26 @@ mod tests {
         assert_eq!(m.params[6], ("bias".to_string(), "True".to_string()));
     }
 
+    /// The parameters name the input's type and the weight's, each its own.
+    #[test]
+    fn the_parameters_name_the_input_and_weight_types() {
+        let m = model_op(&op(
+            "aten::convolution",
+            "[[1, 4, 8, 8], [8, 4, 3, 3], [], [], [], [], [], [], []]",
+            r#"["float", "c10::Half", "", "ScalarList", "ScalarList", "ScalarList", "Scalar", "ScalarList", "Scalar"]"#,
+            r#"["", "", "", "[1]", "[0]", "[1]", "False", "[0]", "1"]"#,
+        ))
+        .expect("modelled");
+        let types = m
+            .params
+            .iter()
+            .find(|(name, _)| name == "dtype_input_weight");
+        assert_eq!(
+            types.map(|(_, v)| v.as_str()),
+            Some("('float', 'c10::Half')")
+        );
+    }
+
     #[test]
     fn no_bias_when_the_third_input_is_empty() {
         let m = model_op(&op(

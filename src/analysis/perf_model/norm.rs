@@ -498,6 +498,9 @@ mod tests {
         assert_eq!(norm(8).rms_flops_backward([false, true]), Some(24.0));
         // And n more to sum γ's gradient over two rows.
         assert_eq!(norm(16).rms_flops_backward([false, true]), Some(64.0));
+        // The input gradient costs 6 per element; both: 16 + 16 + 96 + 16 + 16.
+        assert_eq!(norm(8).rms_flops_backward([true, false]), Some(64.0));
+        assert_eq!(norm(16).rms_flops_backward([true, true]), Some(160.0));
     }
 
     /// A normalised shape with a zero dimension names no channels: the op

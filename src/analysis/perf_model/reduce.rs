@@ -282,6 +282,15 @@ mod tests {
         ))
         .expect("modelled");
         assert_eq!(m.bytes, (6 * 2 + 2) as f64);
+        // An empty dim list reduces every dim too.
+        let m = model_op(&op(
+            "aten::sum",
+            "[[2, 3], [], [], []]",
+            r#"["c10::BFloat16", "ScalarList", "Scalar", ""]"#,
+            r#"["", "[]", "False", ""]"#,
+        ))
+        .expect("modelled");
+        assert_eq!(m.bytes, (6 * 2 + 2) as f64);
         // linalg_norm(self, ord, dim, keepdim, dtype): (1, 5184, 768) over [-1] → 5184.
         let m = model_op(&op(
             "aten::linalg_norm",

@@ -109,6 +109,14 @@ fn copies_between_types() {
     assert_eq!(m.compute_spec, None);
 }
 
+/// A copy recorded without its source reads and writes its destination's
+/// type, as a unary op does.
+#[test]
+fn a_copy_without_its_source_is_unary() {
+    let m = model(&op("aten::copy_", "[[4, 8]]", r#"["c10::BFloat16"]"#)).expect("modelled");
+    assert_eq!(m.bytes, (32 * 2 * 2) as f64);
+}
+
 #[test]
 fn upsample_reads_input_writes_output() {
     // (1, 768, 8) → (1, 768, 128), bf16.

@@ -437,6 +437,8 @@ mod tests {
     #[test]
     fn a_zero_stride_or_dilation_or_a_negative_padding_is_refused() {
         for (stride, padding, dilation) in [
+            ("[1, 1, 1]", "[0]", "[1]"),
+            ("[1]", "[0, 0, 0]", "[1]"),
             ("[0]", "[0]", "[1]"),
             ("[1]", "[-1]", "[1]"),
             ("[1]", "[0]", "[0]"),

@@ -318,6 +318,9 @@ mod tests {
         let m = model_in(&paged, &context).expect("modelled");
         assert_eq!(m.flops, 537_149_440.0);
         assert_eq!(m.bytes, 134_811_648.0);
+        // The keys of prefill and decode requests together: 0 + 32,785.
+        let n_kv = m.params.iter().find(|(name, _)| name == "N_KV");
+        assert_eq!(n_kv.map(|(_, v)| v.as_str()), Some("32785"));
         let store = OpShape {
             name: "sglang::store_cache",
             input_dims: Some(

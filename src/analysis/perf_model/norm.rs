@@ -627,7 +627,12 @@ mod tests {
                 BN_TYPES,
                 r#"["", "", "", "", "", "False", "0.1", "1e-05", "True"]"#,
             ));
-            assert!(matches!(r, Err(NoModel::BadArgs { .. })), "{dims}");
+            match r {
+                Err(NoModel::BadArgs { reason, .. }) => {
+                    assert!(reason.contains("no channel dimension"), "{dims}: {reason}")
+                }
+                other => panic!("{dims}: {other:?}"),
+            }
         }
     }
 

@@ -64,7 +64,7 @@ pub(crate) fn model(args: &Args) -> Result<PerfModel, NoModel> {
 
 #[cfg(test)]
 mod tests {
-    use crate::analysis::perf_model::{Family, OpShape, model};
+    use crate::analysis::perf_model::{Family, NoModel, OpShape, model};
 
     #[test]
     fn sglang_rotary_embedding() {
@@ -117,5 +117,32 @@ mod tests {
             // 4 tokens · (1 + 1) heads · 256 rotated dims.
             assert_eq!(m.flops, 3.0 * 2048.0, "{head_size:?}");
         }
+    }
+
+    /// A cache without a rotary dim rotates whole heads; keys that are not
+    /// whole heads are refused.
+    #[test]
+    fn the_rotated_dims_and_heads_come_from_the_shapes() {
+        let rope = |key: &str, cache: &str| {
+            let dims = format!("[[4], [4, 256], {key}, [], {cache}, []]");
+            model(&OpShape {
+                name: "_C::rotary_embedding",
+                input_dims: Some(&dims),
+                input_type: Some(
+                    r#"["long int", "c10::BFloat16", "c10::BFloat16", "Scalar", "c10::BFloat16", "Scalar"]"#,
+                ),
+                concrete_inputs: Some(r#"["", "", "", "128", "", "True"]"#),
+                ..OpShape::default()
+            })
+        };
+        // 4 tokens · (2 + 1) heads · 128 dims.
+        assert_eq!(
+            rope("[4, 128]", "[1024]").expect("modelled").flops,
+            3.0 * 1536.0
+        );
+        assert!(matches!(
+            rope("[4, 192]", "[1024, 64]"),
+            Err(NoModel::BadArgs { .. })
+        ));
     }
 }

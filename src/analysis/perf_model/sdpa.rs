@@ -444,6 +444,11 @@ mod tests {
         ))
         .expect("modelled");
         assert_eq!(m.bytes, (72_192 * (2 + 4 + 1 + 2)) as f64);
+        let types = m.params.iter().find(|(name, _)| name == "dtype_A_B");
+        assert_eq!(
+            types.map(|(_, v)| v.as_str()),
+            Some("('c10::BFloat16', 'float')")
+        );
     }
 
     #[test]

@@ -95,6 +95,19 @@ fn bmm_scales_by_batch() {
 }
 
 #[test]
+fn bmm_of_different_batches_is_refused() {
+    for dims in ["[[2, 3, 4], [3, 4, 5]]", "[[2, 3, 4], [4, 5]]"] {
+        let r = model_op(&op(
+            "aten::bmm",
+            dims,
+            r#"["float", "float"]"#,
+            r#"["", ""]"#,
+        ));
+        assert!(matches!(r, Err(NoModel::BadArgs { .. })), "{dims}: {r:?}");
+    }
+}
+
+#[test]
 fn baddbmm_reads_its_whole_bias() {
     let m = model_op(&op(
         "aten::baddbmm",

@@ -224,7 +224,7 @@ fn store_cache(args: &Args) -> Result<PerfModel, NoModel> {
 
 #[cfg(test)]
 mod tests {
-    use crate::analysis::perf_model::{Family, OpContext, OpShape, model_in};
+    use crate::analysis::perf_model::{Family, OpContext, OpShape, PerfModel, model_in};
 
     const DECODE: &str =
         "execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk55086sqsq32sqsk55086)";
@@ -297,6 +297,11 @@ mod tests {
         assert!(model_in(&unified(), &OpContext::default()).is_err());
     }
 
+    fn param<'a>(m: &'a PerfModel, name: &str) -> Option<&'a str> {
+        let found = m.params.iter().find(|(key, _)| key == name);
+        found.map(|(_, value)| value.as_str())
+    }
+
     #[test]
     fn sglang_paged_attention_and_store_cache() {
         let context = OpContext {
@@ -319,8 +324,19 @@ mod tests {
         assert_eq!(m.flops, 537_149_440.0);
         assert_eq!(m.bytes, 134_811_648.0);
         // The keys of prefill and decode requests together: 0 + 32,785.
-        let n_kv = m.params.iter().find(|(name, _)| name == "N_KV");
-        assert_eq!(n_kv.map(|(_, v)| v.as_str()), Some("32785"));
+        assert_eq!(param(&m, "N_KV"), Some("32785"));
+        // Q is (tokens, heads, head size): its first dim is N_Q.
+        let fewer_heads = OpShape {
+            input_dims: Some(
+                "[[32, 16, 128], [10905190400], [32, 16, 128], [835874, 1, 8, 128], [835874, 1, 8, 128], [33], [20971520], [4096], [], [1], [1], []]",
+            ),
+            ..paged
+        };
+        let m = model_in(&fewer_heads, &context).expect("modelled");
+        assert_eq!(
+            (param(&m, "N_Q"), param(&m, "H_Q")),
+            (Some("32"), Some("16"))
+        );
         let store = OpShape {
             name: "sglang::store_cache",
             input_dims: Some(

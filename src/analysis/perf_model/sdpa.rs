@@ -590,6 +590,17 @@ mod tests {
         let block = |n: u64| (2 * 2 * n * n * 16) as f64;
         assert_eq!(m.flops, block(50) + 2.0 * block(25));
         assert_eq!(m.bytes, (4 * 100 * 2 * 8 * 4) as f64);
+        // One sequence is one block, with its dropout among the parameters.
+        let m = model_op(&op(
+            "flash_attn::_flash_attn_varlen_forward",
+            "[[50, 2, 8], [50, 2, 8], [50, 2, 8], [2], [2], [], [], [], [], []]",
+            r#"["float", "float", "float", "int", "int", "Scalar", "Scalar", "Scalar", "Scalar", "Scalar"]"#,
+            r#"["", "", "", "", "", "50", "50", "0.1", "0.35", "False"]"#,
+        ))
+        .expect("modelled");
+        assert_eq!(m.flops, block(50));
+        let dropout = m.params.iter().find(|(name, _)| name == "dropout");
+        assert_eq!(dropout.map(|(_, v)| v.as_str()), Some("0.1"));
     }
 
     #[test]

@@ -286,6 +286,8 @@ mod tests {
             Vec::<&str>::new()
         );
         assert_eq!(ops("triton_poi_fused_clone_view_12"), ["clone", "view"]);
+        // Only a numeric suffix is the kernel's index.
+        assert_eq!(ops("triton_poi_fused_clone_view"), ["clone", "view"]);
     }
 
     /// The RMSNorm reduction of the torch_compile_triton trace: 7 flops per

@@ -149,6 +149,15 @@ fn scaled_mm_with_bias_and_default_output() {
         .expect("modelled");
     assert_eq!(m.flops, (2 * 16 * 64 * 32 + 16 * 64) as f64);
     assert_eq!(m.bytes, (16 * 32 + 32 * 64 + 16 * 64 * 2 + 64 * 2) as f64);
+    // Only fp8 operands default to a 16-bit result: fp32 ones write fp32.
+    let m = model_op(&op(
+        "aten::_scaled_mm",
+        "[[16, 32], [32, 64], [], [], [], [], [], []]",
+        r#"["float", "float", "float", "float", "", "", "", "Scalar"]"#,
+        r#"["", "", "", "", "", "", "", "False"]"#,
+    ))
+    .expect("modelled");
+    assert_eq!(m.bytes, ((16 * 32 + 32 * 64 + 16 * 64) * 4) as f64);
 }
 
 #[test]

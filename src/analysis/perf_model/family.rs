@@ -197,6 +197,7 @@ mod tests {
             let serialised = serde_json::to_string(&family).expect("serialises");
             assert_eq!(serialised, format!("\"{}\"", family.as_str()));
             assert!(names.insert(family.as_str()), "{family:?}");
+            assert_eq!(family.to_string(), family.as_str());
         }
     }
 }

@@ -303,6 +303,22 @@ mod tests {
     }
 
     #[test]
+    fn only_a_numeric_suffix_is_a_line_number() {
+        let base = super::base_name;
+        assert_eq!(
+            base("sglang_profiler::attention_paged_attention_ragged_100"),
+            "sglang_profiler::attention_paged_attention_ragged"
+        );
+        for name in [
+            "sglang_profiler::attention_paged",
+            "sglang_profiler::attention_",
+            "vllm::unified_attention_1",
+        ] {
+            assert_eq!(base(name), name);
+        }
+    }
+
+    #[test]
     fn sglang_paged_attention_and_store_cache() {
         let context = OpContext {
             annotation: Some(

@@ -412,7 +412,10 @@ fn backward(args: &Args, kind: BackwardKind) -> Result<PerfModel, NoModel> {
                 n,
                 c: channel_dim(args, &shape)?,
                 bpe,
-                affine: args.has_tensor(input + 2),
+                // The weight is input 2 in native's schema (after grad_out
+                // and input) and in cuDNN's and MIOpen's (after input and
+                // grad_output) alike.
+                affine: args.has_tensor(2),
                 bias: true,
                 training,
             };
@@ -731,5 +734,35 @@ mod tests {
         // Not training: per channel 3 + 4·18 + 2·18 = 111, 4 channels.
         assert_eq!(m.flops, 444.0);
         assert_eq!(m.params[7].1, "False");
+    }
+
+    /// Whether the norm had a weight is read from the weight, not from the
+    /// running stats beside it.
+    #[test]
+    fn batch_norm_backward_is_affine_when_it_has_a_weight() {
+        let bytes = |dims: &str, concrete: &str| {
+            model_op(&op(
+                "aten::native_batch_norm_backward",
+                dims,
+                r#"["float", "float", "float", "float", "float", "float", "float", "Scalar", "Scalar", "ScalarList"]"#,
+                concrete,
+            ))
+            .expect("modelled")
+            .bytes
+        };
+        let eval = r#"["", "", "", "", "", "", "", "False", "1e-05", "[True, False, False]"]"#;
+        // dY and x read, 72 elements of 4 bytes each; a weight adds its 4 values.
+        let no_weight = "[[2, 4, 3, 3], [2, 4, 3, 3], [], [4], [4], [], [], [], [], []]";
+        assert_eq!(bytes(no_weight, eval), (2 * 72 * 4) as f64);
+        let weight = "[[2, 4, 3, 3], [2, 4, 3, 3], [4], [4], [4], [], [], [], [], []]";
+        assert_eq!(bytes(weight, eval), ((2 * 72 + 4) * 4) as f64);
+        // Training without running stats: dY, x twice, the saved stats, the
+        // weight, and the weight's and bias's gradients.
+        let train = r#"["", "", "", "", "", "", "", "True", "1e-05", "[True, True, True]"]"#;
+        let weight_no_stats = "[[2, 4, 3, 3], [2, 4, 3, 3], [4], [], [], [4], [4], [], [], []]";
+        assert_eq!(
+            bytes(weight_no_stats, train),
+            ((3 * 72 + 4 + 4 + 2 * 4) * 4) as f64
+        );
     }
 }

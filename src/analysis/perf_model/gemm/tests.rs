@@ -188,6 +188,34 @@ fn matmul_broadcasts_batches() {
 }
 
 #[test]
+fn matmul_of_a_matrix_and_a_vector() {
+    // (3, 8) · (8,): one output column.
+    let m = model_op(&op(
+        "aten::matmul",
+        "[[3, 8], [8]]",
+        r#"["float", "float"]"#,
+        r#"["", ""]"#,
+    ))
+    .expect("modelled");
+    assert_eq!(m.flops, (2 * 3 * 8) as f64);
+    assert_eq!(m.bytes, ((24 + 8 + 3) * 4) as f64);
+}
+
+#[test]
+fn matmul_of_a_batch_and_a_matrix_reads_the_matrix_once() {
+    // (2, 3, 8) · (8, 16) is one (6, 8) · (8, 16) product.
+    let m = model_op(&op(
+        "aten::matmul",
+        "[[2, 3, 8], [8, 16]]",
+        r#"["float", "float"]"#,
+        r#"["", ""]"#,
+    ))
+    .expect("modelled");
+    assert_eq!(m.flops, (2 * 6 * 16 * 8) as f64);
+    assert_eq!(m.bytes, ((48 + 128 + 96) * 4) as f64);
+}
+
+#[test]
 fn matmul_of_two_batches_keeps_the_batch_out_of_m() {
     // (2, 3, 5) · (2, 5, 7): two 3×5 · 5×7 products, not one 6×5 · 5×7
     // against both of the second's matrices.

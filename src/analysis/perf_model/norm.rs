@@ -686,6 +686,14 @@ mod tests {
             r#"["", "[3]", "", "1e-06"]"#,
         ));
         assert!(m.is_err(), "{m:?}");
+        // Its backward, `(grad_out, input, normalized_shape, rstd, weight, output_mask)`.
+        let m = model_op(&op(
+            "aten::_fused_rms_norm_backward",
+            "[[4, 10], [4, 10], [], [4, 1], [3], []]",
+            r#"["c10::BFloat16", "c10::BFloat16", "ScalarList", "float", "c10::BFloat16", "ScalarList"]"#,
+            r#"["", "", "[3]", "", "", "[True, True]"]"#,
+        ));
+        assert!(m.is_err(), "{m:?}");
     }
 
     #[test]

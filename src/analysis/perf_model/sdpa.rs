@@ -601,6 +601,14 @@ mod tests {
         assert_eq!(m.flops, block(50));
         let dropout = m.params.iter().find(|(name, _)| name == "dropout");
         assert_eq!(dropout.map(|(_, v)| v.as_str()), Some("0.1"));
+        // cu_seqlens of one offset bound no sequence.
+        let r = model_op(&op(
+            "flash_attn::_flash_attn_varlen_forward",
+            "[[50, 2, 8], [50, 2, 8], [50, 2, 8], [1], [1], [], [], [], [], []]",
+            r#"["float", "float", "float", "int", "int", "Scalar", "Scalar", "Scalar", "Scalar", "Scalar"]"#,
+            r#"["", "", "", "", "", "50", "50", "0.1", "0.35", "False"]"#,
+        ));
+        assert!(matches!(r, Err(NoModel::BadArgs { .. })), "{r:?}");
     }
 
     #[test]

@@ -176,6 +176,9 @@ mod tests {
         let m = gpt_oss(DOWN, Some(GEMM), Some(4)).expect("modelled");
         assert_eq!(m.flops, 2.0 * 32.0 * 3072.0 * 3072.0 * 4.0);
         assert!((m.bytes / 1048576.0 - 142.93016346657365).abs() < 1e-9);
+        // A gated kernel doubles the up projection's work only.
+        let gated_kernel = gpt_oss(DOWN, Some(GEMM_SWIGLU), Some(4)).expect("modelled");
+        assert_eq!(gated_kernel.flops, m.flops);
         assert!(
             m.params
                 .contains(&("gated".to_string(), "False".to_string()))

@@ -504,6 +504,12 @@ mod tests {
         // The input gradient costs 6 per element; both: 16 + 16 + 96 + 16 + 16.
         assert_eq!(norm(8).rms_flops_backward([true, false]), Some(64.0));
         assert_eq!(norm(16).rms_flops_backward([true, true]), Some(160.0));
+        // Without a weight there is no weight gradient to compute.
+        let unweighted = Norm {
+            affine: false,
+            ..norm(16)
+        };
+        assert_eq!(unweighted.rms_flops_backward([false, true]), Some(16.0));
     }
 
     /// A normalised shape with a zero dimension names no channels: the op

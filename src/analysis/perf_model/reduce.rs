@@ -282,6 +282,34 @@ mod tests {
         ))
         .expect("modelled");
         assert_eq!(m.bytes, (6 * 2 + 2) as f64);
+        // `std(self, unbiased)` and `norm(self, p)` reduce every dim; with a
+        // dim list, one value per row.
+        for (name, dims, types, concrete, out) in [
+            (
+                "aten::std",
+                "[[2, 3], []]",
+                r#"["c10::BFloat16", "Scalar"]"#,
+                r#"["", "True"]"#,
+                1,
+            ),
+            (
+                "aten::norm",
+                "[[2, 3], []]",
+                r#"["c10::BFloat16", "Scalar"]"#,
+                r#"["", "2"]"#,
+                1,
+            ),
+            (
+                "aten::norm",
+                "[[2, 3], [], [], []]",
+                r#"["c10::BFloat16", "Scalar", "ScalarList", "Scalar"]"#,
+                r#"["", "2", "[1]", "False"]"#,
+                2,
+            ),
+        ] {
+            let m = model_op(&op(name, dims, types, concrete)).expect(name);
+            assert_eq!(m.bytes, ((6 + out) * 2) as f64, "{name} {dims}");
+        }
         // An empty dim list reduces every dim too.
         let m = model_op(&op(
             "aten::sum",

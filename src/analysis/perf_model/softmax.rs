@@ -141,6 +141,17 @@ mod tests {
         ))
         .expect("modelled");
         assert_eq!(m.bytes, (800 * (2 + 4)) as f64);
+        // `softmax(self, dim, dtype)` writes the dtype it is given (6: fp32).
+        for name in ["aten::softmax", "aten::_safe_softmax"] {
+            let m = model_op(&op(
+                name,
+                "[[8, 100], [], []]",
+                r#"["c10::Half", "Scalar", "Scalar"]"#,
+                r#"["", "1", "6"]"#,
+            ))
+            .expect(name);
+            assert_eq!(m.bytes, (800 * (2 + 4)) as f64, "{name}");
+        }
     }
 
     #[test]

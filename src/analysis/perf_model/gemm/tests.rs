@@ -254,6 +254,19 @@ fn matmul_reads_the_last_two_dims_of_any_rank() {
 }
 
 #[test]
+fn matmul_of_a_scalar_is_refused() {
+    for dims in ["[[], [8, 4]]", "[[4, 8], []]"] {
+        let r = model_op(&op(
+            "aten::matmul",
+            dims,
+            r#"["float", "float"]"#,
+            r#"["", ""]"#,
+        ));
+        assert!(matches!(r, Err(NoModel::BadArgs { .. })), "{dims}: {r:?}");
+    }
+}
+
+#[test]
 fn mismatched_inner_dimensions_are_refused() {
     assert!(
         model_op(&op(

@@ -381,14 +381,23 @@ mod tests {
             r#"["", "", "", "[1]", "[0]", "[1]", "False", "[0]", "1"]"#,
         ))
         .expect("modelled");
-        let types = m
-            .params
-            .iter()
-            .find(|(name, _)| name == "dtype_input_weight");
         assert_eq!(
-            types.map(|(_, v)| v.as_str()),
+            m.param("dtype_input_weight"),
             Some("('float', 'c10::Half')")
         );
+        // And each operand's strides.
+        let strided = OpShape {
+            input_strides: Some("[[256, 64, 8, 1], [36, 9, 3, 1], [], [], [], [], [], [], []]"),
+            ..op(
+                "aten::convolution",
+                "[[1, 4, 8, 8], [8, 4, 3, 3], [], [], [], [], [], [], []]",
+                r#"["float", "float", "", "ScalarList", "ScalarList", "ScalarList", "Scalar", "ScalarList", "Scalar"]"#,
+                r#"["", "", "", "[1]", "[0]", "[1]", "False", "[0]", "1"]"#,
+            )
+        };
+        let m = model_op(&strided).expect("modelled");
+        assert_eq!(m.param("input_stride"), Some("(256, 64, 8, 1)"));
+        assert_eq!(m.param("weight_stride"), Some("(36, 9, 3, 1)"));
     }
 
     #[test]

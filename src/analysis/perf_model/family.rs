@@ -154,6 +154,15 @@ pub struct PerfModel {
     pub params: Vec<(String, String)>,
 }
 
+#[cfg(test)]
+impl PerfModel {
+    /// The value of the parameter `name`, as the sheets print it.
+    pub(crate) fn param(&self, name: &str) -> Option<&str> {
+        let found = self.params.iter().find(|(key, _)| key == name);
+        found.map(|(_, value)| value.as_str())
+    }
+}
+
 /// Why an op has no perf model.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]

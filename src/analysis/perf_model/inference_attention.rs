@@ -224,7 +224,7 @@ fn store_cache(args: &Args) -> Result<PerfModel, NoModel> {
 
 #[cfg(test)]
 mod tests {
-    use crate::analysis::perf_model::{Family, OpContext, OpShape, PerfModel, model_in};
+    use crate::analysis::perf_model::{Family, OpContext, OpShape, model_in};
 
     const DECODE: &str =
         "execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk55086sqsq32sqsk55086)";
@@ -297,11 +297,6 @@ mod tests {
         assert!(model_in(&unified(), &OpContext::default()).is_err());
     }
 
-    fn param<'a>(m: &'a PerfModel, name: &str) -> Option<&'a str> {
-        let found = m.params.iter().find(|(key, _)| key == name);
-        found.map(|(_, value)| value.as_str())
-    }
-
     #[test]
     fn only_a_numeric_suffix_is_a_line_number() {
         let base = super::base_name;
@@ -340,7 +335,7 @@ mod tests {
         assert_eq!(m.flops, 537_149_440.0);
         assert_eq!(m.bytes, 134_811_648.0);
         // The keys of prefill and decode requests together: 0 + 32,785.
-        assert_eq!(param(&m, "N_KV"), Some("32785"));
+        assert_eq!(m.param("N_KV"), Some("32785"));
         // Q is (tokens, heads, head size): its first dim is N_Q.
         let fewer_heads = OpShape {
             input_dims: Some(
@@ -349,10 +344,7 @@ mod tests {
             ..paged
         };
         let m = model_in(&fewer_heads, &context).expect("modelled");
-        assert_eq!(
-            (param(&m, "N_Q"), param(&m, "H_Q")),
-            (Some("32"), Some("16"))
-        );
+        assert_eq!((m.param("N_Q"), m.param("H_Q")), (Some("32"), Some("16")));
         let store = OpShape {
             name: "sglang::store_cache",
             input_dims: Some(

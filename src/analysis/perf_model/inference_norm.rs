@@ -94,7 +94,7 @@ pub(crate) fn model(args: &Args) -> Result<PerfModel, NoModel> {
 
 #[cfg(test)]
 mod tests {
-    use crate::analysis::perf_model::{Family, OpShape, model};
+    use crate::analysis::perf_model::{Family, NoModel, OpShape, model};
 
     fn op<'a>(name: &'a str, dims: &'a str, types: &'a str) -> OpShape<'a> {
         OpShape {
@@ -124,6 +124,13 @@ mod tests {
         ))
         .expect("modelled");
         assert_eq!((m.flops, m.bytes), (131_584.0, 131_328.0));
+        // A weight whose length does not divide the input is refused.
+        let r = model(&op(
+            "aiter::rms_norm",
+            "[[32, 2880], [2800], [], []]",
+            r#"["c10::BFloat16", "c10::BFloat16", "Scalar", "Scalar"]"#,
+        ));
+        assert!(matches!(r, Err(NoModel::BadArgs { .. })), "{r:?}");
     }
 
     #[test]

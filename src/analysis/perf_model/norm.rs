@@ -397,7 +397,7 @@ fn backward(args: &Args, kind: BackwardKind) -> Result<PerfModel, NoModel> {
             let (f, b) = (norm.flops_backward(mask[0]), norm.bytes_backward(mask[0]));
             (norm, f, b)
         }
-        BackwardKind::Batch { input, train, mask } => {
+        BackwardKind::Batch { train, mask, .. } => {
             let training = match train {
                 None => true,
                 Some(index) => args

@@ -285,6 +285,14 @@ mod tests {
         // `std(self, unbiased)` and `norm(self, p)` reduce every dim; with a
         // dim list, one value per row.
         for (name, dims, types, concrete, out) in [
+            // `sum(self, *, dtype)`: 6 is a type code, not a dim.
+            (
+                "aten::sum",
+                "[[2, 3], []]",
+                r#"["c10::BFloat16", "Scalar"]"#,
+                r#"["", "6"]"#,
+                1,
+            ),
             (
                 "aten::std",
                 "[[2, 3], []]",
@@ -366,6 +374,20 @@ mod tests {
         ))
         .expect("modelled");
         assert_eq!(m.family, Family::BinaryElementwise);
+    }
+
+    #[test]
+    fn argmax_and_argmin_write_int64_indices() {
+        for name in ["aten::argmax", "aten::argmin"] {
+            let m = model_op(&op(
+                name,
+                "[[4, 10], [], []]",
+                r#"["float", "Scalar", "Scalar"]"#,
+                r#"["", "1", "False"]"#,
+            ))
+            .expect("modelled");
+            assert_eq!(m.bytes, (40 * 4 + 4 * 8) as f64, "{name}");
+        }
     }
 
     #[test]

@@ -444,11 +444,7 @@ mod tests {
         ))
         .expect("modelled");
         assert_eq!(m.bytes, (72_192 * (2 + 4 + 1 + 2)) as f64);
-        let types = m.params.iter().find(|(name, _)| name == "dtype_A_B");
-        assert_eq!(
-            types.map(|(_, v)| v.as_str()),
-            Some("('c10::BFloat16', 'float')")
-        );
+        assert_eq!(m.param("dtype_A_B"), Some("('c10::BFloat16', 'float')"));
     }
 
     #[test]
@@ -599,8 +595,7 @@ mod tests {
         ))
         .expect("modelled");
         assert_eq!(m.flops, block(50));
-        let dropout = m.params.iter().find(|(name, _)| name == "dropout");
-        assert_eq!(dropout.map(|(_, v)| v.as_str()), Some("0.1"));
+        assert_eq!(m.param("dropout"), Some("0.1"));
         // cu_seqlens of one offset bound no sequence.
         let r = model_op(&op(
             "flash_attn::_flash_attn_varlen_forward",

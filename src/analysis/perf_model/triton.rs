@@ -348,6 +348,14 @@ mod tests {
             "[]",
         );
         assert_eq!(bmm.flops, 2.0 * 4.0 * 8.0 * 32.0 * 16.0);
+        // A pair of different batches is no operand pair.
+        let bmm = modelled(
+            "triton_tem_fused_bmm_4",
+            "[[2, 8, 16], [4, 16, 32], [4, 8, 16], [4, 16, 32]]",
+            r#"["float", "float", "float", "float"]"#,
+            "[]",
+        );
+        assert_eq!(bmm.flops, 2.0 * 4.0 * 8.0 * 32.0 * 16.0);
     }
 
     #[test]

@@ -51,12 +51,6 @@ fn mm_fp32() {
 /// when the trace did not record them.
 #[test]
 fn mm_names_its_operands_strides() {
-    let param = |m: &PerfModel, name: &str| {
-        m.params
-            .iter()
-            .find(|(key, _)| key == name)
-            .map(|(_, value)| value.clone())
-    };
     let strided = OpShape {
         input_strides: Some("[[8, 1], [1, 8]]"),
         ..op(
@@ -67,8 +61,8 @@ fn mm_names_its_operands_strides() {
         )
     };
     let m = model_op(&strided).expect("modelled");
-    assert_eq!(param(&m, "stride_A").as_deref(), Some("(8, 1)"));
-    assert_eq!(param(&m, "stride_B").as_deref(), Some("(1, 8)"));
+    assert_eq!(m.param("stride_A"), Some("(8, 1)"));
+    assert_eq!(m.param("stride_B"), Some("(1, 8)"));
     let plain = op(
         "aten::mm",
         "[[4, 8], [8, 16]]",
@@ -76,7 +70,7 @@ fn mm_names_its_operands_strides() {
         "[]",
     );
     let m = model_op(&plain).expect("modelled");
-    assert_eq!(param(&m, "stride_A").as_deref(), Some("None"));
+    assert_eq!(m.param("stride_A"), Some("None"));
 }
 
 #[test]
@@ -96,7 +90,12 @@ fn bmm_scales_by_batch() {
 
 #[test]
 fn bmm_of_different_batches_is_refused() {
-    for dims in ["[[2, 3, 4], [3, 4, 5]]", "[[2, 3, 4], [4, 5]]"] {
+    for dims in [
+        "[[2, 3, 4], [3, 4, 5]]",
+        "[[2, 3, 4], [4, 5]]",
+        "[[4, 3, 4], [4, 5]]",
+        "[[4, 5], [4, 5, 6]]",
+    ] {
         let r = model_op(&op(
             "aten::bmm",
             dims,

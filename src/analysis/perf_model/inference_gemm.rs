@@ -98,6 +98,10 @@ mod tests {
         .expect("modelled");
         // (32·2880 + 5120·2880)·2 + 5120·4 (bias) + 32·5120·4 (output)
         assert_eq!(m.bytes, 30_351_360.0);
+        assert_eq!(
+            m.param("dtype_A_B"),
+            Some("('c10::BFloat16', 'c10::BFloat16', 'float')")
+        );
         // Without a bias it writes in the weight's dtype, not the activation's.
         let m = model(&OpShape {
             name: "vllm::rocm_unquantized_gemm",

@@ -737,6 +737,23 @@ mod tests {
     }
 
     #[test]
+    fn group_norm_backward() {
+        // (grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask)
+        let m = model_op(&op(
+            "aten::native_group_norm_backward",
+            "[[2, 32, 8, 8], [2, 32, 8, 8], [2, 8], [2, 8], [32], [], [], [], [], []]",
+            r#"["c10::Half", "c10::Half", "c10::Half", "c10::Half", "c10::Half", "Scalar", "Scalar", "Scalar", "Scalar", "ScalarList"]"#,
+            r#"["", "", "", "", "", "2", "32", "64", "8", "[True, True, True]"]"#,
+        ))
+        .expect("modelled");
+        assert_eq!(m.family, Family::NormBwd);
+        // C = 32, N/C = 128: per channel 4·128 + 5·128.
+        assert_eq!(m.flops, (32 * 9 * 128) as f64);
+        // dy + x twice (4,096 each), stats, weight, and both gradients (32 each), 2 bytes.
+        assert_eq!(m.bytes, ((3 * 4096 + 32 + 32 + 2 * 32) * 2) as f64);
+    }
+
+    #[test]
     fn native_batch_norm_backward_eval() {
         let m = model_op(&op(
             "aten::native_batch_norm_backward",

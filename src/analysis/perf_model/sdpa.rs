@@ -596,6 +596,14 @@ mod tests {
         .expect("modelled");
         assert_eq!(m.flops, block(50));
         assert_eq!(m.param("dropout"), Some("0.1"));
+        // A max_seqlen of 0 bounds no sequence either.
+        let r = model_op(&op(
+            "flash_attn::_flash_attn_varlen_forward",
+            "[[50, 2, 8], [50, 2, 8], [50, 2, 8], [2], [2], [], [], [], [], []]",
+            r#"["float", "float", "float", "int", "int", "Scalar", "Scalar", "Scalar", "Scalar", "Scalar"]"#,
+            r#"["", "", "", "", "", "0", "50", "0.1", "0.35", "False"]"#,
+        ));
+        assert!(matches!(r, Err(NoModel::BadArgs { .. })), "{r:?}");
         // cu_seqlens of one offset bound no sequence.
         let r = model_op(&op(
             "flash_attn::_flash_attn_varlen_forward",

@@ -377,6 +377,26 @@ pub(crate) fn numel(shape: &[u64]) -> Count {
 mod tests {
     use super::*;
 
+    /// A size written as a float is no shape; an integer beyond `int64`
+    /// (which JSON parsers read as a float) is an implausible one.
+    #[test]
+    fn whole_floats_are_no_sizes_and_huge_integers_are_implausible() {
+        let op = |dims| OpShape {
+            name: "aten::mm",
+            input_dims: Some(dims),
+            ..OpShape::default()
+        };
+        let args = Args::parse(&op("[[4.0, 8], [8, 2]]")).expect("readable");
+        assert!(matches!(args.shape(0), Err(NoModel::BadArgs { .. })));
+        assert_eq!(args.shape(1), Ok(vec![8, 2]));
+        for dims in ["[[1e19, 8]]", "[[-4, 8]]"] {
+            assert!(
+                matches!(Args::parse(&op(dims)), Err(NoModel::Implausible { .. })),
+                "{dims}"
+            );
+        }
+    }
+
     #[test]
     fn figures_are_implausible_unless_both_are_finite() {
         let op = OpShape {

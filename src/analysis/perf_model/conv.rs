@@ -495,6 +495,16 @@ mod tests {
         ))
         .expect("a conv1d is modelled");
         assert_eq!(m.flops, (224 * 24) as f64);
+        // Conv3d: x (1,2,4,4,4), w (3,2,3,3,3) → out (1,3,2,2,2), 24 elements
+        // of 2·2·27 flops.
+        let m = model_op(&op(
+            "aten::convolution",
+            "[[1, 2, 4, 4, 4], [3, 2, 3, 3, 3], [], [], [], [], [], [], []]",
+            TYPES_9,
+            r#"["", "", "", "[1]", "[0]", "[1]", "False", "[0]", "1"]"#,
+        ))
+        .expect("a conv3d is modelled");
+        assert_eq!(m.flops, (24 * 108) as f64);
         // Two dims have no spatial one: not a convolution.
         let matrix = model_op(&op(
             "aten::convolution",

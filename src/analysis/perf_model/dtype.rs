@@ -353,7 +353,9 @@ mod tests {
     #[test]
     fn promotion_climbs_from_bool_through_ints_and_floats_to_complex() {
         use Dtype::*;
+        // A `Scalar` (its type unknown) ranks below every tensor type.
         let ladder = [
+            [Scalar, Scalar],
             [Bool, Bool],
             [I8, U8],
             [I16, U16],

@@ -259,6 +259,22 @@ mod tests {
         );
     }
 
+    #[test]
+    fn prefill_alone_reads_the_context_requests() {
+        // One request of 32 new tokens: Σsq·sk = Σsq² = 1,024.
+        let context = OpContext {
+            annotation: Some(
+                "execute_32_context_32(sq32sk32sqsq1024sqsk1024)_generation_0(sq0sk0sqsq0sqsk0)",
+            ),
+            ..OpContext::default()
+        };
+        let m = model_in(&unified(), &context).expect("modelled");
+        // 64 heads · (64 + 64) · (2 · 1,024 − 1,024) causal.
+        assert_eq!(m.flops, (64 * 128 * 1024) as f64);
+        // 32 tokens of Q, K and V heads (64 + 8 + 8 … as (h_q + h_kv)·d), nothing cached.
+        assert_eq!(m.bytes, (32 * (64 + 8) * 128 * 2) as f64);
+    }
+
     /// aiter's prefill kernels take V's head size from V itself: equal to
     /// K's, the figures are the unified op's; wider, more FLOPs.
     #[test]

@@ -737,6 +737,27 @@ mod tests {
     }
 
     #[test]
+    fn cudnn_and_miopen_batch_norm_backward_train() {
+        // (input, grad_output, weight, running_mean, running_var, save_mean, save_var, epsilon, reserve)
+        for name in [
+            "aten::cudnn_batch_norm_backward",
+            "aten::miopen_batch_norm_backward",
+        ] {
+            let m = model_op(&op(
+                name,
+                "[[2, 4, 3, 3], [2, 4, 3, 3], [4], [4], [4], [4], [4], [], [0]]",
+                r#"["float", "float", "float", "float", "float", "float", "float", "Scalar", "unsigned char"]"#,
+                r#"["", "", "", "", "", "", "", "1e-05", ""]"#,
+            ))
+            .expect(name);
+            // C = 4, N/C = 18: per channel 4·18 + 5·18.
+            assert_eq!(m.flops, (4 * 9 * 18) as f64, "{name}");
+            // dy, x twice, the saved stats, the weight and both gradients.
+            assert_eq!(m.bytes, ((3 * 72 + 4 + 4 + 2 * 4) * 4) as f64, "{name}");
+        }
+    }
+
+    #[test]
     fn group_norm_backward() {
         // (grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask)
         let m = model_op(&op(

@@ -60,7 +60,8 @@ fn layout(args: &Args) -> Layout {
     match short {
         "cumsum" | "cumprod" => Layout::Cumulative,
         "sum" | "mean" | "prod" | "nansum" if n >= 3 => Layout::Dims { dim: 1, keepdim: 2 },
-        "max" | "min" if n == 2 && args.has_tensor(1) => Layout::Elementwise,
+        // `max(self, other)`, also with `out=` recorded as a third input.
+        "max" | "min" if args.has_tensor(1) => Layout::Elementwise,
         "max" | "min" if n >= 3 => Layout::Dims { dim: 1, keepdim: 2 },
         "norm" if n >= 3 => Layout::Dims { dim: 2, keepdim: 3 },
         "linalg_norm" | "linalg_vector_norm" => Layout::Dims { dim: 2, keepdim: 3 },
@@ -374,6 +375,27 @@ mod tests {
         ))
         .expect("modelled");
         assert_eq!(m.family, Family::BinaryElementwise);
+        // So is its `out=` form, whose output is a third tensor.
+        let m = model_op(&op(
+            "aten::max",
+            "[[4, 10], [4, 10], [4, 10]]",
+            r#"["float", "float", "float"]"#,
+            r#"["", "", ""]"#,
+        ))
+        .expect("modelled");
+        assert_eq!(m.family, Family::BinaryElementwise);
+    }
+
+    #[test]
+    fn a_zero_dim_tensor_reduces_to_itself() {
+        let m = model_op(&op(
+            "aten::sum",
+            "[[], [], [], []]",
+            r#"["float", "ScalarList", "Scalar", ""]"#,
+            r#"["", "[0]", "False", ""]"#,
+        ))
+        .expect("modelled");
+        assert_eq!(m.bytes, (4 + 4) as f64);
     }
 
     #[test]

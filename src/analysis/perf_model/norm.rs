@@ -734,6 +734,21 @@ mod tests {
         assert_eq!(m.flops, (8 * 36) as f64);
         // dy 32·4 + x 2·32·4 + stats 8·4 + weight 8·4 + grads 2·8·4.
         assert_eq!(m.bytes, (128 + 256 + 32 + 32 + 64) as f64);
+        // Without the weight's and bias's gradients: no weight read, none written.
+        let backward = |mask: &str| {
+            model_op(&op(
+                "aten::native_layer_norm_backward",
+                "[[4, 8], [4, 8], [], [4, 1], [4, 1], [8], [8], []]",
+                r#"["float", "float", "ScalarList", "float", "float", "float", "float", "ScalarList"]"#,
+                &format!(r#"["", "", "[8]", "", "", "", "", "{mask}"]"#),
+            ))
+        };
+        let m = backward("[True, False, False]").expect("modelled");
+        assert_eq!(m.bytes, (128 + 256 + 32) as f64);
+        for mask in ["[True, True]", "[True, maybe, True]", "True", ""] {
+            let r = backward(mask);
+            assert!(matches!(r, Err(NoModel::BadArgs { .. })), "{mask}: {r:?}");
+        }
     }
 
     #[test]

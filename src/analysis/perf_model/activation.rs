@@ -69,4 +69,23 @@ mod tests {
         assert_eq!(m.flops, 5.0 * 393_216.0);
         assert_eq!(m.bytes, 2.25 * 1024.0 * 1024.0);
     }
+
+    #[test]
+    fn each_gated_activation_has_its_flops_per_element() {
+        for (name, per_element) in [
+            ("aiter::silu_and_mul", 5.0),
+            ("_C::silu_and_mul", 5.0),
+            ("aiter::gelu_and_mul", 8.0),
+            ("aiter::gelu_tanh_and_mul", 10.0),
+        ] {
+            let m = model(&OpShape {
+                name,
+                input_dims: Some("[[4, 8], [4, 16]]"),
+                input_type: Some(r#"["c10::BFloat16", "c10::BFloat16"]"#),
+                ..OpShape::default()
+            })
+            .expect(name);
+            assert_eq!(m.flops, per_element * 32.0, "{name}");
+        }
+    }
 }

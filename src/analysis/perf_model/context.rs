@@ -88,5 +88,9 @@ mod tests {
             None
         );
         assert_eq!(chunk_stats("ProfilerStep#3"), None);
+        // The sections are found wherever they are.
+        let stats = chunk_stats("context_1(sq4sk4sqsq16sqsk16)_generation_0(sq0sk0sqsq0sqsk0)")
+            .expect("parsed");
+        assert_eq!(stats.context, [4, 4, 16, 16]);
     }
 }

@@ -224,7 +224,7 @@ fn store_cache(args: &Args) -> Result<PerfModel, NoModel> {
 
 #[cfg(test)]
 mod tests {
-    use crate::analysis::perf_model::{Family, OpContext, OpShape, model_in};
+    use crate::analysis::perf_model::{Family, NoModel, OpContext, OpShape, model_in};
 
     const DECODE: &str =
         "execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk55086sqsq32sqsk55086)";
@@ -352,6 +352,26 @@ mod tests {
         assert_eq!(m.bytes, 134_811_648.0);
         // The keys of prefill and decode requests together: 0 + 32,785.
         assert_eq!(m.param("N_KV"), Some("32785"));
+        // A cache with more leading dims reads its heads from the last three.
+        let blocked = OpShape {
+            input_dims: Some(
+                "[[32, 32, 128], [10905190400], [32, 32, 128], [835874, 1, 1, 8, 128], [835874, 1, 1, 8, 128], [33], [20971520], [4096], [], [1], [1], []]",
+            ),
+            ..paged
+        };
+        let b = model_in(&blocked, &context).expect("modelled");
+        assert_eq!((b.flops, b.bytes), (m.flops, m.bytes));
+        // Q needs its three.
+        let flat = OpShape {
+            input_dims: Some(
+                "[[32, 32, 128], [10905190400], [32, 4096], [835874, 1, 8, 128], [835874, 1, 8, 128], [33], [20971520], [4096], [], [1], [1], []]",
+            ),
+            ..paged
+        };
+        assert!(matches!(
+            model_in(&flat, &context),
+            Err(NoModel::BadArgs { .. })
+        ));
         // Q is (tokens, heads, head size): its first dim is N_Q.
         let fewer_heads = OpShape {
             input_dims: Some(

@@ -66,7 +66,8 @@ fn layout(args: &Args) -> Layout {
         "norm" if n >= 3 => Layout::Dims { dim: 2, keepdim: 3 },
         "linalg_norm" | "linalg_vector_norm" => Layout::Dims { dim: 2, keepdim: 3 },
         "std" | "var" | "std_mean" | "var_mean" if n >= 3 => Layout::Dims { dim: 1, keepdim: 3 },
-        "amax" | "amin" | "logsumexp" | "argmax" | "argmin" | "all" | "any" if n >= 2 => {
+        // Without a dim argument, every dim (as `Full`).
+        "amax" | "amin" | "logsumexp" | "argmax" | "argmin" | "all" | "any" => {
             Layout::Dims { dim: 1, keepdim: 2 }
         }
         _ => Layout::Full,
@@ -366,6 +367,10 @@ mod tests {
         ))
         .expect("modelled");
         assert_eq!(m.bytes, (40 * 4 + 4 * 4 + 4 * 8) as f64);
+        // Over every element it writes the value alone.
+        let m =
+            model_op(&op("aten::max", "[[4, 10]]", r#"["float"]"#, r#"[""]"#)).expect("modelled");
+        assert_eq!(m.bytes, (40 * 4 + 4) as f64);
         // max(self, other) is elementwise.
         let m = model_op(&op(
             "aten::max",

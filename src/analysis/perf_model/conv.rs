@@ -385,6 +385,8 @@ mod tests {
             m.param("dtype_input_weight"),
             Some("('float', 'c10::Half')")
         );
+        // x (256) and the output (8·6·6 = 288) at 4 bytes, w (288) at 2.
+        assert_eq!(m.bytes, (256 * 4 + 288 * 2 + 288 * 4) as f64);
         // And each operand's strides.
         let strided = OpShape {
             input_strides: Some("[[256, 64, 8, 1], [36, 9, 3, 1], [], [], [], [], [], [], []]"),

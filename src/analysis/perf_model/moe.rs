@@ -179,6 +179,9 @@ mod tests {
         // A gated kernel doubles the up projection's work only.
         let gated_kernel = gpt_oss(DOWN, Some(GEMM_SWIGLU), Some(4)).expect("modelled");
         assert_eq!(gated_kernel.flops, m.flops);
+        // Every token may go to all 32 experts.
+        let all = gpt_oss(DOWN, Some(GEMM), Some(32)).expect("top-32 of 32 is modelled");
+        assert_eq!(all.flops, 2.0 * 32.0 * 3072.0 * 3072.0 * 32.0);
         assert!(
             m.params
                 .contains(&("gated".to_string(), "False".to_string()))

@@ -40,13 +40,12 @@ enum Kind {
     Rms { shape: usize, weight: usize },
 }
 
-/// Backward layouts: the input index, the channel count, the weight index,
-/// `train` index (None: always training), the `output_mask` index.
+/// Backward layouts: where the `train` flag is (None: always training) and
+/// the `output_mask` (None: every gradient).
 #[derive(Clone, Copy)]
 enum BackwardKind {
     Layer,
     Batch {
-        input: usize,
         train: Option<usize>,
         mask: Option<usize>,
     },
@@ -89,14 +88,12 @@ fn backward_kind(name: &str) -> Option<BackwardKind> {
     Some(match name {
         "aten::native_layer_norm_backward" => BackwardKind::Layer,
         "aten::native_batch_norm_backward" => BackwardKind::Batch {
-            input: 1,
             train: Some(7),
             mask: Some(9),
         },
         // cuDNN/MIOpen backward kernels exist only for training-mode forwards.
         "aten::cudnn_batch_norm_backward" | "aten::miopen_batch_norm_backward" => {
             BackwardKind::Batch {
-                input: 0,
                 train: None,
                 mask: None,
             }
@@ -374,12 +371,10 @@ pub(crate) fn model(args: &Args) -> Result<PerfModel, NoModel> {
 }
 
 fn backward(args: &Args, kind: BackwardKind) -> Result<PerfModel, NoModel> {
-    let input = match kind {
-        BackwardKind::Batch { input, .. } => input,
-        _ => 1,
-    };
-    let shape = args.shape(input)?;
-    let dtype = args.dtype(input)?;
+    // Input 1 is the input, or for cuDNN's and MIOpen's batch norm the
+    // output gradient: the same shape and type either way.
+    let shape = args.shape(1)?;
+    let dtype = args.dtype(1)?;
     let n = args.exact(numel(&shape))?;
     let bpe = u128::from(dtype.bytes());
     let (norm, flops, bytes) = match kind {
@@ -397,7 +392,7 @@ fn backward(args: &Args, kind: BackwardKind) -> Result<PerfModel, NoModel> {
             let (f, b) = (norm.flops_backward(mask[0]), norm.bytes_backward(mask[0]));
             (norm, f, b)
         }
-        BackwardKind::Batch { train, mask, .. } => {
+        BackwardKind::Batch { train, mask } => {
             let training = match train {
                 None => true,
                 Some(index) => args
@@ -463,7 +458,7 @@ fn backward(args: &Args, kind: BackwardKind) -> Result<PerfModel, NoModel> {
         flops,
         bytes,
         compute_spec: dtype.vector_spec(),
-        params: norm_params(args, input, &shape, &norm),
+        params: norm_params(args, 1, &shape, &norm),
     })
 }
 

@@ -448,6 +448,23 @@ mod tests {
     }
 
     #[test]
+    fn flash_backward_recomputes_the_scores() {
+        // (grad_out, q, k, v, out, logsumexp, cum_seq_q, cum_seq_k, max_q,
+        // max_k, dropout_p, is_causal, philox_seed, philox_offset, scale)
+        let t = "[1, 8, 141, 64]";
+        let m = model_op(&op(
+            "aten::_scaled_dot_product_flash_attention_backward",
+            &format!("[{t}, {t}, {t}, {t}, {t}, [1, 8, 141], [], [], [], [], [], [], [], [], []]"),
+            r#"["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "float", "", "", "Scalar", "Scalar", "Scalar", "Scalar", "", "", "Scalar"]"#,
+            r#"["", "", "", "", "", "", "", "", "141", "141", "0.", "False", "", "", "0.125"]"#,
+        ))
+        .expect("modelled");
+        assert_eq!(m.family, Family::SdpaBwd);
+        // Five matmuls to the forward's two (40,716,288 FLOPs).
+        assert_eq!(m.flops, 2.5 * 40_716_288.0);
+    }
+
+    #[test]
     fn causal_halves_the_flops() {
         // Qwen: B=16, H=16, N=559, d=64, causal.
         let m = model_op(&op(

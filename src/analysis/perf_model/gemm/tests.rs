@@ -201,6 +201,19 @@ fn matmul_of_a_matrix_and_a_vector() {
 }
 
 #[test]
+fn matmul_of_a_vector_and_a_batch() {
+    // (8,) · (2, 8, 4): two 1×8 · 8×4 products.
+    let m = model_op(&op(
+        "aten::matmul",
+        "[[8], [2, 8, 4]]",
+        r#"["float", "float"]"#,
+        r#"["", ""]"#,
+    ))
+    .expect("modelled");
+    assert_eq!(m.flops, (2 * 2 * 4 * 8) as f64);
+}
+
+#[test]
 fn matmul_of_a_batch_and_a_matrix_reads_the_matrix_once() {
     // (2, 3, 8) · (8, 16) is one (6, 8) · (8, 16) product.
     let m = model_op(&op(

@@ -98,6 +98,7 @@ fn copies_between_types() {
     ))
     .expect("modelled");
     assert_eq!(m.bytes, (9_158_656 * 6) as f64);
+    assert_eq!(m.param("dtype_in_out"), Some("('float', 'c10::BFloat16')"));
     // A bool source counts one byte.
     let m = model(&op(
         "aten::copy_",
@@ -115,6 +116,7 @@ fn copies_between_types() {
 fn a_copy_without_its_source_is_unary() {
     let m = model(&op("aten::copy_", "[[4, 8]]", r#"["c10::BFloat16"]"#)).expect("modelled");
     assert_eq!(m.bytes, (32 * 2 * 2) as f64);
+    assert_eq!(m.param("dtype_in_out"), Some("('c10::BFloat16', None)"));
 }
 
 #[test]

@@ -369,6 +369,18 @@ mod tests {
         assert_eq!(m.bytes, 3_589_632.0);
         assert_eq!(m.compute_spec, Some(ComputeSpec::MatrixBf16));
         assert_eq!(m.params[6], ("bias".to_string(), "True".to_string()));
+        // A bias of its own type is read at that type.
+        let m = model_op(&op(
+            "aten::convolution",
+            "[[4, 3, 224, 224], [768, 3, 16, 16], [768], [], [], [], [], [], []]",
+            r#"["c10::BFloat16", "c10::BFloat16", "float", "ScalarList", "ScalarList", "ScalarList", "Scalar", "ScalarList", "Scalar"]"#,
+            r#"["", "", "", "[16, 16]", "[0, 0]", "[1, 1]", "False", "[0, 0]", "1"]"#,
+        ))
+        .expect("modelled");
+        assert_eq!(
+            m.bytes,
+            ((602_112 + 589_824 + 602_112) * 2 + 768 * 4) as f64
+        );
     }
 
     /// The parameters name the input's type and the weight's, each its own.

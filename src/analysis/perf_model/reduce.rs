@@ -63,10 +63,10 @@ fn layout(args: &Args) -> Layout {
         // `max(self, other)`, also with `out=` recorded as a third input.
         "max" | "min" if args.has_tensor(1) => Layout::Elementwise,
         "max" | "min" if n >= 3 => Layout::Dims { dim: 1, keepdim: 2 },
-        "norm" if n >= 3 => Layout::Dims { dim: 2, keepdim: 3 },
-        "linalg_norm" | "linalg_vector_norm" => Layout::Dims { dim: 2, keepdim: 3 },
+        // `norm(self, p)` has no dim: every dim, as `Full`.
+        "norm" | "linalg_norm" | "linalg_vector_norm" => Layout::Dims { dim: 2, keepdim: 3 },
         "std" | "var" | "std_mean" | "var_mean" if n >= 3 => Layout::Dims { dim: 1, keepdim: 3 },
-        // Without a dim argument, every dim (as `Full`).
+        // Without a dim argument, every dim, as `Full`.
         "amax" | "amin" | "logsumexp" | "argmax" | "argmin" | "all" | "any" => {
             Layout::Dims { dim: 1, keepdim: 2 }
         }

@@ -85,11 +85,8 @@ fn kind_of(name: &str) -> Option<(Kind, &str)> {
     } else {
         (Kind::MatmulTemplate, name.strip_prefix("triton_tem_")?)
     };
+    // The kernel's trailing index (`_0`) names no op: `fused_ops` skips it.
     let fused = rest.strip_prefix("fused_").unwrap_or(rest);
-    let fused = match fused.rsplit_once('_') {
-        Some((ops, index)) if index.bytes().all(|b| b.is_ascii_digit()) => ops,
-        _ => fused,
-    };
     if kind == Kind::MatmulTemplate && !fused.split('_').any(|w| MATMUL_OPS.contains(&w)) {
         return None;
     }
